@@ -1,0 +1,38 @@
+# Sluice: the README's two commands (`make run`, `make test`) and the benchmarks.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+# System packages the test suite talks to for real (Debian names).
+SYSTEM_PACKAGES := kcat postgresql postgresql-15-wal2json mosquitto
+
+.PHONY: run test lint bench system-deps clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+run: $(VENV)/.installed
+	$(BIN)/sluice standalone configs/worker.properties
+
+system-deps:
+	@bash scripts/install-system-deps.sh $(SYSTEM_PACKAGES)
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+
+test: system-deps $(VENV)/.installed-dev lint
+	$(BIN)/pytest
+
+bench: $(VENV)/.installed-dev
+	$(BIN)/python -m bench.storage --quick
+
+clean:
+	rm -rf $(VENV) data

@@ -1,0 +1,80 @@
+"""The log engine's exception tree.
+
+Every operating error the engine raises is a :class:`LogEngineError`; each class
+carries the Kafka error code a broker answers with, so handlers map errors in one
+place (``error.error_code``) instead of catching each type.
+
+::
+
+    LogEngineError
+    ├── CorruptRecordError            (2  CORRUPT_MESSAGE)   bytes that are not a valid batch
+    │   ├── InvalidMagicError                                magic byte is not 2
+    │   ├── CrcMismatchError                                 CRC-32C does not match
+    │   └── TruncatedBatchError                              fewer bytes than batchLength says
+    ├── InvalidRecordError            (87 INVALID_RECORD)    a valid batch the log refuses
+    ├── RecordTooLargeError           (10 MESSAGE_TOO_LARGE)
+    ├── OffsetOutOfRangeError         (1  OFFSET_OUT_OF_RANGE)
+    ├── UnsupportedCompressionError   (76 UNSUPPORTED_COMPRESSION_TYPE)
+    ├── LogDirLockedError             (56 KAFKA_STORAGE_ERROR) another process owns the directory
+    └── StorageError                  (56 KAFKA_STORAGE_ERROR) I/O or on-disk inconsistency
+"""
+
+from __future__ import annotations
+
+
+class LogEngineError(Exception):
+    """Base class of the engine's operating errors."""
+
+    error_code: int = -1  # UNKNOWN_SERVER_ERROR
+
+
+class CorruptRecordError(LogEngineError):
+    """The bytes are not a well-formed record batch."""
+
+    error_code = 2
+
+
+class InvalidMagicError(CorruptRecordError):
+    """The batch's magic byte is not 2 (legacy message formats are not supported)."""
+
+
+class CrcMismatchError(CorruptRecordError):
+    """The CRC-32C stored in the batch does not match its contents."""
+
+
+class TruncatedBatchError(CorruptRecordError):
+    """The buffer ends before the batch its header describes."""
+
+
+class InvalidRecordError(LogEngineError):
+    """A well-formed batch that the log must refuse (e.g. compacted topic, null key)."""
+
+    error_code = 87
+
+
+class RecordTooLargeError(LogEngineError):
+    """A batch larger than ``max.message.bytes``."""
+
+    error_code = 10
+
+
+class OffsetOutOfRangeError(LogEngineError):
+    """A read below the log start offset or above the log end offset."""
+
+    error_code = 1
+
+
+class UnsupportedCompressionError(LogEngineError):
+    """A compression codec id outside 0-4."""
+
+    error_code = 76
+
+
+class StorageError(LogEngineError):
+    """An I/O failure or an on-disk inconsistency that recovery could not repair."""
+
+    error_code = 56
+
+
+class LogDirLockedError(StorageError):
+    """Another process holds the lock on a log directory."""
