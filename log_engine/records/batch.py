@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
+from itertools import pairwise
 
 from crc32c import crc32c
 
@@ -274,7 +275,7 @@ def build_batch(
 
 def _offset_deltas(records: Sequence[Record], base_offset: int) -> list[int]:
     deltas = [r.offset - base_offset for r in records]
-    if deltas[0] < 0 or any(b <= a for a, b in zip(deltas, deltas[1:], strict=False)):
+    if deltas[0] < 0 or any(b <= a for a, b in pairwise(deltas)):
         raise ValueError("keep_offsets needs strictly increasing offsets from base_offset")
     return deltas
 
@@ -318,7 +319,8 @@ def decode_batch(
         records.append(record)
     if cursor != len(data):
         raise CorruptRecordError(
-            f"batch at offset {header.base_offset}: {len(data) - cursor} bytes after the last record"
+            f"batch at offset {header.base_offset}: "
+            f"{len(data) - cursor} bytes after the last record"
         )
     return header, records
 

@@ -1,0 +1,211 @@
+"""Broker settings, declared once with Kafka's names and defaults.
+
+``BrokerConfig.from_properties`` takes the string map of a ``broker.properties``
+file (plus ``--override`` pairs). Broker-wide ``log.*`` settings become the
+default topic config (:meth:`BrokerConfig.default_topic_properties`), named the
+way the storage layer's ``LogConfig`` expects (Kafka's topic-level names).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+log = logging.getLogger(__name__)
+
+_HOUR_MS = 3_600_000
+_MINUTE_MS = 60_000
+
+
+@dataclass(frozen=True, slots=True)
+class Listener:
+    """One ``NAME://host:port`` entry of ``listeners``."""
+
+    name: str
+    host: str
+    port: int
+
+    @classmethod
+    def parse(cls, text: str) -> Listener:
+        name, sep, address = text.strip().partition("://")
+        host, colon, port = address.rpartition(":")
+        if not sep or not colon or not port.isdigit():
+            raise ValueError(f"listener {text!r} is not NAME://host:port")
+        if name.upper() != "PLAINTEXT":
+            raise ValueError(f"listener {text!r}: only PLAINTEXT is supported")
+        return cls(name.upper(), host.strip("[]"), int(port))
+
+    def __str__(self) -> str:
+        return f"{self.name}://{self.host}:{self.port}"
+
+
+class BrokerConfigError(ValueError):
+    """A broker setting is missing, malformed or out of range."""
+
+
+class BrokerConfig(BaseModel):
+    """A single broker's settings (Kafka's broker config names as aliases)."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    node_id: int = Field(1, alias="node.id", ge=0, description="This broker's id.")
+    listeners: str = Field(
+        "PLAINTEXT://127.0.0.1:9092", description="Where the broker accepts clients."
+    )
+    advertised_listeners: str | None = Field(
+        None, alias="advertised.listeners",
+        description="Addresses given to clients in metadata; default: listeners.",
+    )  # fmt: skip
+    log_dirs: str = Field("data/log", alias="log.dirs", description="The data directory.")
+    num_partitions: int = Field(
+        1, alias="num.partitions", ge=1, description="Partitions of auto-created topics."
+    )
+    default_replication_factor: int = Field(
+        1, alias="default.replication.factor", ge=1,
+        description="Replication factor of auto-created topics.",
+    )  # fmt: skip
+    auto_create_topics_enable: bool = Field(
+        True, alias="auto.create.topics.enable",
+        description="Create a topic when a client asks for its metadata.",
+    )  # fmt: skip
+    message_max_bytes: int = Field(
+        1_048_588, alias="message.max.bytes", ge=0,
+        description="Largest record batch a topic accepts unless it overrides it.",
+    )  # fmt: skip
+    socket_request_max_bytes: int = Field(
+        104_857_600, alias="socket.request.max.bytes", ge=1024,
+        description="Largest request frame; larger frames close the connection.",
+    )  # fmt: skip
+    connections_max_idle_ms: int = Field(
+        600_000, alias="connections.max.idle.ms", ge=1000,
+        description="Idle connections are closed after this long.",
+    )  # fmt: skip
+    log_maintenance_interval_ms: int = Field(
+        1_000, alias="log.retention.check.interval.ms", ge=10,
+        description="How often retention, compaction, flush.ms and checkpoints run.",
+    )  # fmt: skip
+    group_initial_rebalance_delay_ms: int = Field(
+        3_000, alias="group.initial.rebalance.delay.ms", ge=0,
+        description="Wait for more members before the first rebalance of an empty group.",
+    )  # fmt: skip
+    group_min_session_timeout_ms: int = Field(
+        6_000, alias="group.min.session.timeout.ms", ge=1,
+        description="Smallest session timeout a member may ask for.",
+    )  # fmt: skip
+    group_max_session_timeout_ms: int = Field(
+        1_800_000, alias="group.max.session.timeout.ms", ge=1,
+        description="Largest session timeout a member may ask for.",
+    )  # fmt: skip
+    offsets_topic_num_partitions: int = Field(
+        50, alias="offsets.topic.num.partitions", ge=1,
+        description="Partitions of __consumer_offsets.",
+    )  # fmt: skip
+    offsets_topic_segment_bytes: int = Field(
+        104_857_600, alias="offsets.topic.segment.bytes", ge=1024,
+        description="Segment size of __consumer_offsets (small so compaction runs).",
+    )  # fmt: skip
+    offsets_retention_minutes: int = Field(
+        10_080, alias="offsets.retention.minutes", ge=1,
+        description="Committed offsets of empty groups expire after this long.",
+    )  # fmt: skip
+    log_settings: dict[str, str] = Field(
+        default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
+    )
+
+    @field_validator("listeners", "advertised_listeners")
+    @classmethod
+    def _parse_listeners(cls, value: str | None) -> str | None:
+        if value is not None:
+            for item in value.split(","):
+                Listener.parse(item)
+        return value
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str]) -> BrokerConfig:
+        """Build from a properties map; unknown keys are logged, bad values raise."""
+        known = {f.alias or name for name, f in cls.model_fields.items()}
+        log_keys = {k: v for k, v in props.items() if k in _LOG_TO_TOPIC or k in _TOPIC_PASS}
+        unknown = sorted(set(props) - known - set(log_keys))
+        for key in unknown:
+            log.warning("unknown broker setting %r ignored", key)
+        values: dict[str, Any] = {k: v for k, v in props.items() if k in known}
+        values["log_settings"] = log_keys
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise BrokerConfigError(_explain(exc)) from None
+
+    @property
+    def listener(self) -> Listener:
+        """The (first) listener the broker binds."""
+        return Listener.parse(self.listeners.split(",")[0])
+
+    @property
+    def advertised_listener(self) -> Listener:
+        """The address handed to clients in metadata."""
+        if self.advertised_listeners:
+            return Listener.parse(self.advertised_listeners.split(",")[0])
+        bound = self.listener
+        host = bound.host if bound.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
+        return Listener(bound.name, host, bound.port)
+
+    @property
+    def log_dir(self) -> Path:
+        return Path(self.log_dirs.split(",")[0])
+
+    def default_topic_properties(self) -> dict[str, str]:
+        """Broker ``log.*`` settings as topic-level config names (the topic defaults)."""
+        topic: dict[str, str] = {"max.message.bytes": str(self.message_max_bytes)}
+        for key, value in self.log_settings.items():
+            if key in _TOPIC_PASS:
+                topic[key] = value
+                continue
+            name, scale = _LOG_TO_TOPIC[key]
+            topic[name] = value if scale == 1 else str(int(value) * scale)
+        # Kafka: a more precise unit wins over a coarser one.
+        for name, keys in _PRECEDENCE.items():
+            for key in keys:
+                if key in self.log_settings:
+                    scale = _LOG_TO_TOPIC[key][1]
+                    topic[name] = str(int(self.log_settings[key]) * scale)
+                    break
+        return topic
+
+
+# broker key -> (topic key, multiplier to the topic key's unit)
+_LOG_TO_TOPIC: dict[str, tuple[str, int]] = {
+    "log.segment.bytes": ("segment.bytes", 1),
+    "log.roll.ms": ("segment.ms", 1),
+    "log.roll.hours": ("segment.ms", _HOUR_MS),
+    "log.retention.ms": ("retention.ms", 1),
+    "log.retention.minutes": ("retention.ms", _MINUTE_MS),
+    "log.retention.hours": ("retention.ms", _HOUR_MS),
+    "log.retention.bytes": ("retention.bytes", 1),
+    "log.cleanup.policy": ("cleanup.policy", 1),
+    "log.flush.interval.messages": ("flush.messages", 1),
+    "log.flush.interval.ms": ("flush.ms", 1),
+    "log.index.interval.bytes": ("index.interval.bytes", 1),
+    "log.index.size.max.bytes": ("segment.index.bytes", 1),
+    "log.message.timestamp.type": ("message.timestamp.type", 1),
+    "log.cleaner.delete.retention.ms": ("delete.retention.ms", 1),
+    "log.cleaner.min.cleanable.ratio": ("min.cleanable.dirty.ratio", 1),
+    "log.cleaner.min.compaction.lag.ms": ("min.compaction.lag.ms", 1),
+    "log.segment.delete.delay.ms": ("file.delete.delay.ms", 1),
+}
+_TOPIC_PASS = {"compression.type", "min.insync.replicas"}
+_PRECEDENCE = {
+    "retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+    "segment.ms": ("log.roll.ms", "log.roll.hours"),
+}
+
+
+def _explain(exc: ValidationError) -> str:
+    lines = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error["loc"]) or "config"
+        lines.append(f"{where}: {error['msg']} (got {error.get('input')!r})")
+    return "invalid broker config: " + "; ".join(lines)
