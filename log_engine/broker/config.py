@@ -57,61 +57,85 @@ class BrokerConfig(BaseModel):
         "PLAINTEXT://127.0.0.1:9092", description="Where the broker accepts clients."
     )
     advertised_listeners: str | None = Field(
-        None, alias="advertised.listeners",
+        None,
+        alias="advertised.listeners",
         description="Addresses given to clients in metadata; default: listeners.",
-    )  # fmt: skip
+    )
     log_dirs: str = Field("data/log", alias="log.dirs", description="The data directory.")
     num_partitions: int = Field(
         1, alias="num.partitions", ge=1, description="Partitions of auto-created topics."
     )
     default_replication_factor: int = Field(
-        1, alias="default.replication.factor", ge=1,
+        1,
+        alias="default.replication.factor",
+        ge=1,
         description="Replication factor of auto-created topics.",
-    )  # fmt: skip
+    )
     auto_create_topics_enable: bool = Field(
-        True, alias="auto.create.topics.enable",
+        True,
+        alias="auto.create.topics.enable",
         description="Create a topic when a client asks for its metadata.",
-    )  # fmt: skip
+    )
     message_max_bytes: int = Field(
-        1_048_588, alias="message.max.bytes", ge=0,
+        1_048_588,
+        alias="message.max.bytes",
+        ge=0,
         description="Largest record batch a topic accepts unless it overrides it.",
-    )  # fmt: skip
+    )
     socket_request_max_bytes: int = Field(
-        104_857_600, alias="socket.request.max.bytes", ge=1024,
+        104_857_600,
+        alias="socket.request.max.bytes",
+        ge=1024,
         description="Largest request frame; larger frames close the connection.",
-    )  # fmt: skip
+    )
     connections_max_idle_ms: int = Field(
-        600_000, alias="connections.max.idle.ms", ge=1000,
+        600_000,
+        alias="connections.max.idle.ms",
+        ge=1000,
         description="Idle connections are closed after this long.",
-    )  # fmt: skip
+    )
     log_maintenance_interval_ms: int = Field(
-        1_000, alias="log.retention.check.interval.ms", ge=10,
+        1_000,
+        alias="log.retention.check.interval.ms",
+        ge=10,
         description="How often retention, compaction, flush.ms and checkpoints run.",
-    )  # fmt: skip
+    )
     group_initial_rebalance_delay_ms: int = Field(
-        3_000, alias="group.initial.rebalance.delay.ms", ge=0,
+        3_000,
+        alias="group.initial.rebalance.delay.ms",
+        ge=0,
         description="Wait for more members before the first rebalance of an empty group.",
-    )  # fmt: skip
+    )
     group_min_session_timeout_ms: int = Field(
-        6_000, alias="group.min.session.timeout.ms", ge=1,
+        6_000,
+        alias="group.min.session.timeout.ms",
+        ge=1,
         description="Smallest session timeout a member may ask for.",
-    )  # fmt: skip
+    )
     group_max_session_timeout_ms: int = Field(
-        1_800_000, alias="group.max.session.timeout.ms", ge=1,
+        1_800_000,
+        alias="group.max.session.timeout.ms",
+        ge=1,
         description="Largest session timeout a member may ask for.",
-    )  # fmt: skip
+    )
     offsets_topic_num_partitions: int = Field(
-        50, alias="offsets.topic.num.partitions", ge=1,
+        50,
+        alias="offsets.topic.num.partitions",
+        ge=1,
         description="Partitions of __consumer_offsets.",
-    )  # fmt: skip
+    )
     offsets_topic_segment_bytes: int = Field(
-        104_857_600, alias="offsets.topic.segment.bytes", ge=1024,
+        104_857_600,
+        alias="offsets.topic.segment.bytes",
+        ge=1024,
         description="Segment size of __consumer_offsets (small so compaction runs).",
-    )  # fmt: skip
+    )
     offsets_retention_minutes: int = Field(
-        10_080, alias="offsets.retention.minutes", ge=1,
+        10_080,
+        alias="offsets.retention.minutes",
+        ge=1,
         description="Committed offsets of empty groups expire after this long.",
-    )  # fmt: skip
+    )
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )

@@ -126,6 +126,10 @@ class Group:
                 for m in self.members.values()
             )
         return JoinResult(
-            0, self.generation_id, self.protocol_name, self.leader_id or "",
-            member.member_id, members,
-        )  # fmt: skip
+            0,
+            self.generation_id,
+            self.protocol_name,
+            self.leader_id or "",
+            member.member_id,
+            members,
+        )

@@ -110,10 +110,15 @@ class GroupCoordinator:
         self, group: Group, req: JoinRequest, member_id: str
     ) -> JoinResult:
         member = Member(
-            member_id, req.group_instance_id, req.client_id, req.client_host,
-            req.session_timeout_ms, req.rebalance_timeout_ms, req.protocol_type,
+            member_id,
+            req.group_instance_id,
+            req.client_id,
+            req.client_host,
+            req.session_timeout_ms,
+            req.rebalance_timeout_ms,
+            req.protocol_type,
             list(req.protocols),
-        )  # fmt: skip
+        )
         group.members[member_id] = member
         if group.protocol_type is None or len(group.members) == 1:
             group.protocol_type = req.protocol_type
@@ -192,8 +197,11 @@ class GroupCoordinator:
         group.state = GroupState.COMPLETING_REBALANCE
         log.info(
             "group %s: generation %d with %d members (protocol %s)",
-            group.group_id, group.generation_id, len(group.members), group.protocol_name,
-        )  # fmt: skip
+            group.group_id,
+            group.generation_id,
+            len(group.members),
+            group.protocol_name,
+        )
         for member in group.members.values():
             member.assignment = b""
             waiter, member.join_waiter = member.join_waiter, None
@@ -270,9 +278,10 @@ class GroupCoordinator:
         for waiter in (member.join_waiter, member.sync_waiter):
             if waiter is not None and not waiter.done():
                 waiter.set_result(  # type: ignore[arg-type]
-                    JoinResult(UNKNOWN_MEMBER_ID) if waiter is member.join_waiter
+                    JoinResult(UNKNOWN_MEMBER_ID)
+                    if waiter is member.join_waiter
                     else (UNKNOWN_MEMBER_ID, b"")
-                )  # fmt: skip
+                )
         if group.state is GroupState.PREPARING_REBALANCE:
             self._maybe_complete_join(group)
         elif not group.members:

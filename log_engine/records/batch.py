@@ -264,10 +264,22 @@ def build_batch(
     batch_length = BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload)
     out = bytearray(BATCH_HEADER_SIZE)
     _HEADER.pack_into(
-        out, 0, base_offset, batch_length, partition_leader_epoch, MAGIC, 0, attributes,
-        deltas[-1], base_timestamp, max(timestamps), producer_id, producer_epoch,
-        base_sequence, len(records),
-    )  # fmt: skip
+        out,
+        0,
+        base_offset,
+        batch_length,
+        partition_leader_epoch,
+        MAGIC,
+        0,
+        attributes,
+        deltas[-1],
+        base_timestamp,
+        max(timestamps),
+        producer_id,
+        producer_epoch,
+        base_sequence,
+        len(records),
+    )
     out += payload
     _UINT32.pack_into(out, 17, crc32c(memoryview(out)[_CRC_START:]))
     return bytes(out)

@@ -1,0 +1,107 @@
+"""The ``sluice`` command line: one sub-command per job.
+
+- ``sluice broker [broker.properties] [--override key=value ...]`` runs a broker.
+- ``sluice standalone [worker.properties]`` runs the embedded default: a
+  single-node broker (and, as the Connect runtime lands, the worker, the REST
+  API and the pipelines folder watcher) in one process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from connect_worker.properties import PropertiesError, load_properties
+from log_engine.broker.broker import run_broker
+from log_engine.broker.config import BrokerConfig, BrokerConfigError
+
+log = logging.getLogger("sluice")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper()),
+        format="%(asctime)s %(levelname)-5s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        return int(args.run(args) or 0)
+    except (PropertiesError, BrokerConfigError) as exc:
+        print(f"sluice: {exc}", file=sys.stderr)
+        return 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sluice", description=__doc__.splitlines()[0])
+    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    broker = commands.add_parser("broker", help="run a Kafka-protocol broker")
+    broker.add_argument("config", nargs="?", type=Path, help="broker.properties")
+    broker.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="set a broker property (repeatable)",
+    )
+    broker.set_defaults(run=_run_broker)
+
+    standalone = commands.add_parser("standalone", help="run the embedded single-process default")
+    standalone.add_argument("config", nargs="?", type=Path, help="worker.properties")
+    standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
+    standalone.set_defaults(run=_run_standalone)
+    return parser
+
+
+def _parse_overrides(pairs: Sequence[str]) -> dict[str, str]:
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise BrokerConfigError(f"--override {pair!r} is not KEY=VALUE")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+def _run_broker(args: argparse.Namespace) -> int:
+    props = load_properties(args.config) if args.config else {}
+    props.update(_parse_overrides(args.override))
+    _serve(BrokerConfig.from_properties(props))
+    return 0
+
+
+def _run_standalone(args: argparse.Namespace) -> int:
+    worker = load_properties(args.config) if args.config else {}
+    broker_props = {
+        "listeners": worker.get("embedded.broker.listeners", "PLAINTEXT://127.0.0.1:9092"),
+        "log.dirs": worker.get("embedded.broker.log.dirs", "data/log"),
+        "group.initial.rebalance.delay.ms": "0",
+        "offsets.topic.num.partitions": "1",
+    }
+    if args.connectors:
+        log.warning("connector files are not run yet: the Connect runtime is not built")
+    _serve(BrokerConfig.from_properties(broker_props))
+    return 0
+
+
+def _serve(config: BrokerConfig) -> None:
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await run_broker(config, stop)
+
+    asyncio.run(serve())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

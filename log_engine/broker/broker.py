@@ -1,0 +1,109 @@
+"""A single-node broker: storage, topics, groups and the network server in one object.
+
+``Broker(config)`` wires the pieces together; ``await broker.start()`` opens the
+log directory (taking its lock), loads committed offsets, binds the listener and
+starts the maintenance loop (flush.ms, retention, compaction, checkpoints).
+``await broker.stop()`` closes connections and shuts the logs down cleanly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+
+from log_engine.broker.config import BrokerConfig, Listener
+from log_engine.broker.group_coordinator import GroupCoordinator
+from log_engine.broker.offset_store import OffsetStore
+from log_engine.broker.producer_ids import ProducerIdManager
+from log_engine.broker.server import BrokerServer
+from log_engine.broker.topics import TopicManager
+from log_engine.storage.config import LogConfig
+from log_engine.storage.log_manager import LogManager
+
+log = logging.getLogger(__name__)
+
+CLUSTER_ID = "sluice-cluster-000000"
+
+
+class Broker:
+    """One broker process's state and services."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self.config = config
+        self.node_id = config.node_id
+        self.cluster_id = CLUSTER_ID
+        self.logs: LogManager
+        self.topics: TopicManager
+        self.offsets: OffsetStore
+        self.groups = GroupCoordinator(
+            initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
+            min_session_timeout_ms=config.group_min_session_timeout_ms,
+            max_session_timeout_ms=config.group_max_session_timeout_ms,
+        )
+        self.producer_ids: ProducerIdManager
+        self.server = BrokerServer(self)
+        self._maintenance: asyncio.Task[None] | None = None
+
+    @property
+    def advertised(self) -> Listener:
+        """Host and port clients are told to use (the bound port when 0 was asked)."""
+        listener = self.config.advertised_listener
+        if listener.port == 0 and self.server.port:
+            return Listener(listener.name, listener.host, self.server.port)
+        return listener
+
+    async def start(self) -> None:
+        started = time.monotonic()
+        self.config.log_dir.mkdir(parents=True, exist_ok=True)
+        defaults = LogConfig.from_properties(self.config.default_topic_properties())
+        self.logs = LogManager.open(self.config.log_dir, defaults)
+        self.topics = TopicManager(self.logs)
+        self.offsets = OffsetStore(
+            self.topics,
+            self.config.offsets_topic_num_partitions,
+            self.config.offsets_topic_segment_bytes,
+        )
+        self.producer_ids = ProducerIdManager(self.config.log_dir)
+        self.groups.start()
+        await self.server.start(self.config.listener)
+        self._maintenance = asyncio.get_running_loop().create_task(self._maintain())
+        log.info(
+            "broker %d listening on %s (advertised %s), %d topics, started in %.2fs",
+            self.node_id,
+            self.server.address,
+            self.advertised,
+            len(self.topics.topics()),
+            time.monotonic() - started,
+        )
+
+    async def stop(self) -> None:
+        if self._maintenance:
+            self._maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._maintenance
+        await self.server.stop()
+        await self.groups.stop()
+        self.logs.close()
+        log.info("broker %d stopped", self.node_id)
+
+    async def _maintain(self) -> None:
+        interval_s = self.config.log_maintenance_interval_ms / 1000
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                self.logs.run_maintenance(int(time.time() * 1000))
+                self.logs.checkpoint()
+            except Exception:
+                log.exception("log maintenance failed")
+
+
+async def run_broker(config: BrokerConfig, stop: asyncio.Event) -> None:
+    """Run a broker until ``stop`` is set (the CLI's main loop)."""
+    broker = Broker(config)
+    await broker.start()
+    try:
+        await stop.wait()
+    finally:
+        await broker.stop()

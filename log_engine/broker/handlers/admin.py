@@ -1,0 +1,167 @@
+"""Topic administration: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
+DeleteRecords."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from log_engine.broker.handlers.context import RequestContext
+from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec
+from log_engine.errors import LogEngineError
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_REQUEST = 42
+TOPIC_AUTHORIZATION_FAILED = 29
+RESOURCE_TOPIC = 2
+RESOURCE_BROKER = 4
+SOURCE_DYNAMIC_TOPIC = 1
+SOURCE_STATIC_BROKER = 4
+SOURCE_DEFAULT = 5
+
+
+async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    config = ctx.broker.config
+    results = []
+    for topic in body["topics"]:
+        name = topic["name"]
+        partitions = topic["num_partitions"]
+        replication = topic["replication_factor"]
+        spec = TopicSpec(
+            name,
+            config.num_partitions if partitions == -1 else partitions,
+            config.default_replication_factor if replication == -1 else replication,
+            {c["name"]: c["value"] for c in topic["configs"] if c["value"] is not None},
+        )
+        result = {
+            "name": name,
+            "error_code": 0,
+            "error_message": None,
+            "num_partitions": spec.num_partitions,
+            "replication_factor": spec.replication_factor,
+            "configs": [],
+        }
+        try:
+            if topic["assignments"]:
+                raise TopicError(INVALID_REQUEST, "manual replica assignments are not supported")
+            if body.get("validate_only"):
+                ctx.broker.topics.check_create(spec)
+            else:
+                ctx.broker.topics.create(spec)
+                log.info("created topic %r with %d partitions", name, spec.num_partitions)
+        except TopicError as exc:
+            result.update(error_code=exc.error_code, error_message=exc.message)
+        results.append(result)
+    return {"throttle_time_ms": 0, "topics": results}
+
+
+async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    responses = []
+    for name in body["topic_names"]:
+        result = {"name": name, "error_code": 0, "error_message": None}
+        try:
+            if name == OFFSETS_TOPIC:
+                raise TopicError(TOPIC_AUTHORIZATION_FAILED, f"{OFFSETS_TOPIC} is internal")
+            ctx.broker.topics.delete(name)
+            log.info("deleted topic %r", name)
+        except TopicError as exc:
+            result.update(error_code=exc.error_code, error_message=exc.message)
+        responses.append(result)
+    return {"throttle_time_ms": 0, "responses": responses}
+
+
+async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for topic in body["topics"]:
+        result = {"name": topic["name"], "error_code": 0, "error_message": None}
+        try:
+            ctx.broker.topics.add_partitions(topic["name"], topic["count"], body["validate_only"])
+        except TopicError as exc:
+            result.update(error_code=exc.error_code, error_message=exc.message)
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}
+
+
+async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    results = []
+    for resource in body["resources"]:
+        kind, name = resource["resource_type"], resource["resource_name"]
+        result = {
+            "error_code": 0,
+            "error_message": None,
+            "resource_type": kind,
+            "resource_name": name,
+            "configs": [],
+        }
+        if kind == RESOURCE_TOPIC and ctx.broker.topics.exists(name):
+            entries = _topic_entries(ctx, name)
+        elif kind == RESOURCE_BROKER:
+            entries = _broker_entries(ctx)
+        else:
+            result.update(
+                error_code=UNKNOWN_TOPIC_OR_PARTITION, error_message=f"unknown resource {name!r}"
+            )
+            results.append(result)
+            continue
+        keys = resource["configuration_keys"]
+        result["configs"] = [e for e in entries if keys is None or e["name"] in keys]
+        results.append(result)
+    return {"throttle_time_ms": 0, "results": results}
+
+
+def _topic_entries(ctx: RequestContext, topic: str) -> list[dict[str, Any]]:
+    logs = ctx.broker.logs
+    overrides = logs.topic_overrides(topic)
+    values = logs.topic_config(topic).to_properties()
+    return [
+        _entry(key, value, SOURCE_DYNAMIC_TOPIC if key in overrides else SOURCE_DEFAULT)
+        for key, value in sorted(values.items())
+    ]
+
+
+def _broker_entries(ctx: RequestContext) -> list[dict[str, Any]]:
+    config = ctx.broker.config
+    values = config.model_dump(by_alias=True, exclude={"log_settings"})
+    return [
+        _entry(
+            key,
+            "" if value is None else str(value).lower() if isinstance(value, bool) else str(value),
+            SOURCE_STATIC_BROKER,
+        )
+        for key, value in sorted(values.items())
+    ]
+
+
+def _entry(name: str, value: str, source: int) -> dict[str, Any]:
+    return {
+        "name": name,
+        "value": value,
+        "read_only": False,
+        "is_default": source == SOURCE_DEFAULT,
+        "config_source": source,
+        "is_sensitive": False,
+        "synonyms": [],
+    }
+
+
+async def handle_delete_records(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    topics = []
+    for topic in body["topics"]:
+        results = []
+        for p in topic["partitions"]:
+            index = p["partition_index"]
+            partition = ctx.broker.topics.partition(topic["name"], index)
+            result = {"partition_index": index, "low_watermark": -1, "error_code": 0}
+            if partition is None:
+                result["error_code"] = UNKNOWN_TOPIC_OR_PARTITION
+            else:
+                offset = partition.high_watermark if p["offset"] == -1 else p["offset"]
+                try:
+                    result["low_watermark"] = partition.log.delete_records_before(offset)
+                except LogEngineError as exc:
+                    result["error_code"] = exc.error_code
+            results.append(result)
+        topics.append({"name": topic["name"], "partitions": results})
+    return {"throttle_time_ms": 0, "topics": topics}

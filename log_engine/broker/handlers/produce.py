@@ -1,0 +1,96 @@
+"""Produce and InitProducerId.
+
+Produce appends each partition's batches after validating their headers and
+CRCs (in storage) and the idempotent producer's sequence numbers. ``acks=0``
+gets no response; ``acks=1`` and ``acks=all`` are answered after the local
+append (the ISR of a single node is the leader itself).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from log_engine.broker.handlers.context import RequestContext
+from log_engine.broker.partition import FencedProducerEpoch, OutOfOrderSequence
+from log_engine.broker.topics import OFFSETS_TOPIC
+from log_engine.errors import LogEngineError
+
+log = logging.getLogger(__name__)
+
+UNKNOWN_TOPIC_OR_PARTITION = 3
+INVALID_REQUIRED_ACKS = 21
+NOT_ENOUGH_REPLICAS = 19
+INVALID_TOPIC_EXCEPTION = 17
+TRANSACTIONS_UNSUPPORTED = 48  # INVALID_TXN_STATE stands in: transactions are not supported
+
+
+async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
+    acks = body["acks"]
+    responses = []
+    for topic in body["topic_data"]:
+        name = topic["name"]
+        partitions = [
+            _produce_partition(ctx, name, p["index"], p["records"], acks)
+            for p in topic["partition_data"]
+        ]
+        responses.append({"name": name, "partition_responses": partitions})
+    if acks == 0:
+        return None
+    return {"responses": responses, "throttle_time_ms": 0}
+
+
+def _produce_partition(
+    ctx: RequestContext, topic: str, index: int, records: Any, acks: int
+) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "index": index,
+        "error_code": 0,
+        "base_offset": -1,
+        "log_append_time_ms": -1,
+        "log_start_offset": -1,
+        "record_errors": [],
+        "error_message": None,
+    }
+    partition = ctx.broker.topics.partition(topic, index)
+    if acks not in (-1, 0, 1):
+        return {**result, "error_code": INVALID_REQUIRED_ACKS}
+    if partition is None:
+        return {**result, "error_code": UNKNOWN_TOPIC_OR_PARTITION}
+    if topic == OFFSETS_TOPIC:
+        return {
+            **result,
+            "error_code": INVALID_TOPIC_EXCEPTION,
+            "error_message": f"clients may not produce to {OFFSETS_TOPIC}",
+        }
+    if acks == -1 and partition.log.config.min_insync_replicas > 1:
+        return {
+            **result,
+            "error_code": NOT_ENOUGH_REPLICAS,
+            "error_message": "min.insync.replicas exceeds the single-node ISR",
+        }
+    if records is None or len(records) == 0:
+        return {**result, "error_code": 87, "error_message": "empty records"}
+    try:
+        outcome = partition.append(records)
+    except (LogEngineError, OutOfOrderSequence, FencedProducerEpoch) as exc:
+        log.info("produce to %s-%d from %s refused: %s", topic, index, ctx.peer, exc)
+        return {**result, "error_code": exc.error_code, "error_message": str(exc)}
+    return {
+        **result,
+        "base_offset": outcome.base_offset,
+        "log_append_time_ms": outcome.log_append_time_ms,
+        "log_start_offset": outcome.log_start_offset,
+    }
+
+
+async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if body.get("transactional_id"):
+        return {
+            "throttle_time_ms": 0,
+            "error_code": TRANSACTIONS_UNSUPPORTED,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
+    producer_id = ctx.broker.producer_ids.next_id()
+    return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}

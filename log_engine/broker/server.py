@@ -1,0 +1,233 @@
+"""The broker's TCP server: framing, request dispatch and zero-copy responses.
+
+Each connection is one asyncio task reading ``int32 size`` + frame, decoding the
+request, awaiting its handler and writing the response before reading the next
+request, so responses go out in request order (as Kafka mutes a channel while a
+request is in flight). A slow or dead client only holds its own task; idle
+connections are closed after ``connections.max.idle.ms``.
+
+Bad input never reaches storage undetected and never stops the server: a frame
+over ``socket.request.max.bytes``, an unknown API key, an unsupported version
+(other than ApiVersions, which gets the KIP-511 answer) or an undecodable body
+closes that connection with a log line. Fetch responses carry record data as
+:class:`FileSlice` pieces sent with ``os.sendfile`` (no copy through Python).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import struct
+from typing import TYPE_CHECKING
+
+from log_engine.broker.config import Listener
+from log_engine.broker.handlers import HANDLERS, RequestContext
+from log_engine.file_slice import FileSlice
+from log_engine.protocol import (
+    ApiKey,
+    InvalidRequestError,
+    UnknownApiKeyError,
+    UnsupportedVersionError,
+    api_versions_fallback_response,
+    decode_request,
+    encode_response,
+)
+
+if TYPE_CHECKING:
+    from log_engine.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+_RECV_BUFFER_BYTES = 256 * 1024
+
+
+class ConnectionClosed(Exception):
+    """The peer closed the connection or sent something we close it for."""
+
+
+class BrokerServer:
+    """Accepts connections and runs one :class:`Connection` task per client."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+        self._sock: socket.socket | None = None
+        self._accept_task: asyncio.Task[None] | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self.port = 0
+        self.address = ""
+
+    async def start(self, listener: Listener) -> None:
+        family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((listener.host or "0.0.0.0", listener.port))
+        sock.listen(512)
+        sock.setblocking(False)
+        self._sock = sock
+        self.port = sock.getsockname()[1]
+        self.address = f"{listener.host}:{self.port}"
+        self._accept_task = asyncio.get_running_loop().create_task(self._accept())
+
+    async def stop(self) -> None:
+        if self._accept_task:
+            self._accept_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._accept_task
+        if self._sock:
+            self._sock.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+
+    async def _accept(self) -> None:
+        assert self._sock is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                client, address = await loop.sock_accept(self._sock)
+            except OSError as exc:  # e.g. EMFILE: back off instead of spinning
+                log.warning("accept failed: %s", exc)
+                await asyncio.sleep(0.1)
+                continue
+            client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            client.setblocking(False)
+            conn = Connection(self._broker, client, f"{address[0]}:{address[1]}")
+            task = loop.create_task(conn.run())
+            self._connections.add(task)
+            task.add_done_callback(self._connections.discard)
+
+
+class Connection:
+    """One client connection: read a frame, answer it, repeat."""
+
+    def __init__(self, broker: Broker, sock: socket.socket, peer: str) -> None:
+        self._broker = broker
+        self._sock = sock
+        self._peer = peer
+        self._loop = asyncio.get_running_loop()
+        self._buffer = bytearray(_RECV_BUFFER_BYTES)
+        self._start = 0
+        self._end = 0
+        config = broker.config
+        self._max_frame = config.socket_request_max_bytes
+        self._idle_s = config.connections_max_idle_ms / 1000
+
+    async def run(self) -> None:
+        try:
+            while True:
+                frame = await self._read_frame()
+                await self._serve(frame)
+        except (ConnectionClosed, ConnectionError, TimeoutError) as exc:
+            if str(exc):
+                log.info("closing connection from %s: %s", self._peer, exc)
+        except asyncio.CancelledError:
+            pass
+        except Exception:
+            log.exception("closing connection from %s after an internal error", self._peer)
+        finally:
+            self._sock.close()
+
+    async def _serve(self, frame: memoryview) -> None:
+        try:
+            header, body = decode_request(frame)
+        except UnsupportedVersionError as exc:
+            if exc.header is not None and exc.header.api_key == ApiKey.API_VERSIONS:
+                await self._send([api_versions_fallback_response(exc.header.correlation_id)])
+                return
+            raise ConnectionClosed(str(exc)) from None
+        except (UnknownApiKeyError, InvalidRequestError) as exc:
+            raise ConnectionClosed(str(exc)) from None
+        handler = HANDLERS.get(ApiKey(header.api_key))
+        if handler is None:
+            raise ConnectionClosed(f"no handler for API key {header.api_key}")
+        context = RequestContext(self._broker, header, self._peer)
+        response = await handler(context, body)
+        if response is not None:
+            await self._send(encode_response(header, response))
+
+    async def _read_frame(self) -> memoryview:
+        async with asyncio.timeout(self._idle_s):
+            await self._fill(4)
+        (size,) = _SIZE.unpack_from(self._buffer, self._start)
+        if size < 0 or size > self._max_frame:
+            raise ConnectionClosed(
+                f"frame of {size} bytes exceeds socket.request.max.bytes ({self._max_frame})"
+            )
+        self._start += 4
+        async with asyncio.timeout(self._idle_s):
+            if size > len(self._buffer):
+                return await self._read_large(size)
+            await self._fill(size)
+        # Copy out: the buffer is reused while handlers may still hold the frame.
+        frame = memoryview(bytes(self._buffer[self._start : self._start + size]))
+        self._start += size
+        return frame
+
+    async def _fill(self, needed: int) -> None:
+        """Make ``needed`` bytes available at ``self._start`` in the receive buffer."""
+        if self._end - self._start >= needed:
+            return
+        if self._start + needed > len(self._buffer):
+            pending = self._end - self._start
+            self._buffer[:pending] = self._buffer[self._start : self._end]
+            self._start, self._end = 0, pending
+        view = memoryview(self._buffer)
+        while self._end - self._start < needed:
+            received = await self._loop.sock_recv_into(self._sock, view[self._end :])
+            if received == 0:
+                raise ConnectionClosed("")
+            self._end += received
+
+    async def _read_large(self, size: int) -> memoryview:
+        frame = bytearray(size)
+        have = self._end - self._start
+        frame[:have] = self._buffer[self._start : self._end]
+        self._start = self._end = 0
+        view = memoryview(frame)
+        while have < size:
+            received = await self._loop.sock_recv_into(self._sock, view[have:])
+            if received == 0:
+                raise ConnectionClosed("")
+            have += received
+        return view
+
+    async def _send(self, chunks: list[bytes | FileSlice]) -> None:
+        pending: list[bytes] = []
+        for chunk in chunks:
+            if isinstance(chunk, FileSlice):
+                if pending:
+                    await self._loop.sock_sendall(self._sock, b"".join(pending))
+                    pending.clear()
+                await self._sendfile(chunk)
+            else:
+                pending.append(chunk)
+        if pending:
+            await self._loop.sock_sendall(self._sock, b"".join(pending))
+
+    async def _sendfile(self, piece: FileSlice) -> None:
+        """Send a file range with ``os.sendfile`` (explicit offsets: no seek on the file)."""
+        offset, remaining = piece.position, piece.size
+        fd = self._sock.fileno()
+        while remaining > 0:
+            try:
+                sent = os.sendfile(fd, piece.fileno, offset, remaining)
+            except BlockingIOError:
+                await self._writable()
+                continue
+            if sent == 0:
+                raise ConnectionClosed("log file shorter than the slice being sent")
+            offset += sent
+            remaining -= sent
+
+    async def _writable(self) -> None:
+        future: asyncio.Future[None] = self._loop.create_future()
+        fd = self._sock.fileno()
+        self._loop.add_writer(fd, lambda: future.done() or future.set_result(None))
+        try:
+            await future
+        finally:
+            self._loop.remove_writer(fd)
