@@ -1,0 +1,84 @@
+"""Api keys and the one version table the broker advertises through ApiVersions.
+
+Sluice advertises only non-flexible versions (no tagged fields, no compact
+encodings: see DESIGN.md decision 1), and only versions that carry record batch
+v2 where records appear (Produce 3+, Fetch 4+). Everything that needs "which
+versions do we speak" reads :data:`SUPPORTED_VERSIONS`: ``decode_request``
+refuses versions outside it, the ApiVersions handler answers with
+:func:`api_version_entries`, and the KIP-511 fallback advertises its ApiVersions
+row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import IntEnum
+from types import MappingProxyType
+from typing import Any
+
+
+class ApiKey(IntEnum):
+    """The request types Sluice knows, by their Kafka api key."""
+
+    PRODUCE = 0
+    FETCH = 1
+    LIST_OFFSETS = 2
+    METADATA = 3
+    OFFSET_COMMIT = 8
+    OFFSET_FETCH = 9
+    FIND_COORDINATOR = 10
+    JOIN_GROUP = 11
+    HEARTBEAT = 12
+    LEAVE_GROUP = 13
+    SYNC_GROUP = 14
+    DESCRIBE_GROUPS = 15
+    LIST_GROUPS = 16
+    SASL_HANDSHAKE = 17
+    API_VERSIONS = 18
+    CREATE_TOPICS = 19
+    DELETE_TOPICS = 20
+    DELETE_RECORDS = 21
+    INIT_PRODUCER_ID = 22
+    DESCRIBE_CONFIGS = 32
+    CREATE_PARTITIONS = 37
+
+
+SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
+    {
+        ApiKey.PRODUCE: (3, 8),
+        ApiKey.FETCH: (4, 11),
+        ApiKey.LIST_OFFSETS: (1, 5),
+        ApiKey.METADATA: (0, 8),
+        ApiKey.OFFSET_COMMIT: (2, 7),
+        ApiKey.OFFSET_FETCH: (1, 5),
+        ApiKey.FIND_COORDINATOR: (0, 2),
+        ApiKey.JOIN_GROUP: (0, 5),
+        ApiKey.HEARTBEAT: (0, 3),
+        ApiKey.LEAVE_GROUP: (0, 3),
+        ApiKey.SYNC_GROUP: (0, 3),
+        ApiKey.DESCRIBE_GROUPS: (0, 4),
+        ApiKey.LIST_GROUPS: (0, 2),
+        ApiKey.API_VERSIONS: (0, 2),
+        ApiKey.CREATE_TOPICS: (0, 4),
+        ApiKey.DELETE_TOPICS: (0, 3),
+        ApiKey.DELETE_RECORDS: (0, 1),
+        ApiKey.INIT_PRODUCER_ID: (0, 1),
+        ApiKey.DESCRIBE_CONFIGS: (0, 3),
+        ApiKey.CREATE_PARTITIONS: (0, 1),
+    }
+)
+"""Inclusive (min, max) per api key; keys absent here (SASL) are not served."""
+
+
+def api_version_entries() -> list[dict[str, Any]]:
+    """The ``api_keys`` list of an ApiVersions response, from :data:`SUPPORTED_VERSIONS`."""
+    return [
+        {"api_key": int(key), "min_version": lo, "max_version": hi}
+        for key, (lo, hi) in sorted(SUPPORTED_VERSIONS.items())
+    ]
+
+
+def is_supported(api_key: int, api_version: int) -> bool:
+    """Whether the broker serves ``api_key`` at ``api_version``."""
+    bounds = SUPPORTED_VERSIONS.get(api_key)  # type: ignore[call-overload]
+    return bounds is not None and bounds[0] <= api_version <= bounds[1]
