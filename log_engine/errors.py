@@ -12,11 +12,15 @@ place (``error.error_code``) instead of catching each type.
     │   ├── CrcMismatchError                                 CRC-32C does not match
     │   └── TruncatedBatchError                              fewer bytes than batchLength says
     ├── InvalidRecordError            (87 INVALID_RECORD)    a valid batch the log refuses
+    │   └── UnexpectedAppendOffsetError                      replica batch below the log end offset
     ├── RecordTooLargeError           (10 MESSAGE_TOO_LARGE)
     ├── OffsetOutOfRangeError         (1  OFFSET_OUT_OF_RANGE)
     ├── UnsupportedCompressionError   (76 UNSUPPORTED_COMPRESSION_TYPE)
-    ├── LogDirLockedError             (56 KAFKA_STORAGE_ERROR) another process owns the directory
+    ├── InvalidConfigError            (40 INVALID_CONFIG)    also a ValueError
+    ├── InvalidTopicError             (17 INVALID_TOPIC_EXCEPTION) illegal topic name or partition
     └── StorageError                  (56 KAFKA_STORAGE_ERROR) I/O or on-disk inconsistency
+        ├── LogDirLockedError                                another process owns the directory
+        └── CorruptIndexError                                an index file fails its sanity check
 """
 
 from __future__ import annotations
@@ -70,6 +74,22 @@ class UnsupportedCompressionError(LogEngineError):
     error_code = 76
 
 
+class UnexpectedAppendOffsetError(InvalidRecordError):
+    """A replica's batch starts below the log end offset: the follower must truncate first."""
+
+
+class InvalidConfigError(LogEngineError, ValueError):
+    """A topic config key is unknown or its value is invalid (also a ``ValueError``)."""
+
+    error_code = 40
+
+
+class InvalidTopicError(LogEngineError):
+    """A topic name or partition number that cannot name a partition directory."""
+
+    error_code = 17
+
+
 class StorageError(LogEngineError):
     """An I/O failure or an on-disk inconsistency that recovery could not repair."""
 
@@ -78,3 +98,7 @@ class StorageError(LogEngineError):
 
 class LogDirLockedError(StorageError):
     """Another process holds the lock on a log directory."""
+
+
+class CorruptIndexError(StorageError):
+    """An offset or time index fails its sanity check; storage rebuilds it from the log."""
