@@ -30,7 +30,9 @@ LIST_OFFSETS_REQUEST = Message(
     ApiKey.LIST_OFFSETS,
     (0, 5),
     (
-        Field("replica_id", INT32),
+        # The spec gives no default; 0 would claim to be broker 0, so default to
+        # -1 ("a consumer"), as Fetch's spec does.
+        Field("replica_id", INT32, default=-1),
         Field("isolation_level", INT8, versions=(2, None)),
         Field("topics", Array(_LIST_OFFSETS_TOPIC)),
     ),
