@@ -94,10 +94,7 @@ def clean(
     counts = _Counts()
     groups = group_segments(cleanable, config.segment_bytes)
     for group in groups:
-        delete_tombstones = all(
-            now_ms - s.largest_timestamp > config.delete_retention_ms for s in group
-        )
-        cleaned = _clean_group(log_, group, offsets, delete_tombstones, counts, now_ms)
+        cleaned = _clean_group(log_, group, offsets, counts, now_ms)
         after_step("cleaned")
         if not log_.replace_segments(
             group, cleaned, truncation_count=truncations, after_step=after_step
@@ -158,7 +155,6 @@ def _clean_group(
     log_: PartitionLog,
     group: list[LogSegment],
     offsets: dict[bytes, int],
-    delete_tombstones: bool,
     counts: _Counts,
     now_ms: int,
 ) -> LogSegment:
@@ -174,8 +170,10 @@ def _clean_group(
     )
     pending = bytearray()
     infos: list[BatchInfo] = []
+    retention_ms = log_.config.delete_retention_ms
     for segment in group:
         counts.bytes_before += segment.size
+        delete_tombstones = now_ms - segment.largest_timestamp > retention_ms
         for pos, header in segment.iter_batches():
             raw = segment.read_at(pos, header.size)
             kept = (
