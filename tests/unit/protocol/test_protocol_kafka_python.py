@@ -38,7 +38,7 @@ from kafka.protocol.api_message import ApiMessage  # noqa: E402
 # kafka-python renames these fields (and gives them its own "bitfield" type).
 RENAMED = {(ApiKey.METADATA, 8, "response"), (ApiKey.DESCRIBE_GROUPS, 3, "response")}
 RENAMED |= {(ApiKey.DESCRIBE_GROUPS, 4, "response")}
-INTEROP = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+INTEROP = settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _kafka_python_classes() -> dict[tuple[int, str], type]:

@@ -23,7 +23,7 @@ from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import Reader
 from log_engine.protocol.versions import SUPPORTED_VERSIONS, ApiKey, is_supported
 
-ROUND_TRIP = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+ROUND_TRIP = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SUPPORTED = set(supported_versions())
 
 
