@@ -99,8 +99,7 @@ changing anything: metadata is stale, a leader moves, a coordinator loads) and
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar
 
 from log_engine.invariants import check
 
@@ -115,6 +114,9 @@ class ProtocolDecodeError(ValueError):
     Internal to the codec: the public entry points translate it, so the broker
     sees :class:`InvalidRequestError` and the client :class:`CorruptResponseError`.
     """
+
+
+_BY_CODE: dict[int, type[KafkaError]] = {}
 
 
 class EncodeError(ValueError):
@@ -136,92 +138,78 @@ class KafkaError(Exception):
     retriable: ClassVar[bool] = False
     message: ClassVar[str] = "UNKNOWN_SERVER_ERROR"
 
+    def __init_subclass__(
+        cls, *, errno: int | None = None, message: str = "", retriable: bool = False
+    ) -> None:
+        """``class X(KafkaError, errno=3, message="...", retriable=True)`` registers code 3."""
+        super().__init_subclass__()
+        if errno is None:
+            return  # an abstract grouping, or a refinement of its parent's code
+        check(errno not in _BY_CODE, f"error code {errno} registered twice")
+        cls.errno, cls.message, cls.retriable = errno, message, retriable
+        _BY_CODE[errno] = cls
+
     def __str__(self) -> str:
         detail = super().__str__()
         text = f"[Error {self.errno}] {self.message}"
         return f"{text}: {detail}" if detail else text
 
 
-_BY_CODE: dict[int, type[KafkaError]] = {}
-
-
-_E = TypeVar("_E", bound=type[KafkaError])
-
-
-def _code(errno: int, message: str, *, retriable: bool = False) -> Callable[[_E], _E]:
-    """Class decorator: set the code attributes and register the class."""
-
-    def register(cls: _E) -> _E:
-        check(errno not in _BY_CODE, f"error code {errno} registered twice")
-        cls.errno, cls.message, cls.retriable = errno, message, retriable
-        _BY_CODE[errno] = cls
-        return cls
-
-    return register
-
-
-@_code(-1, "UNKNOWN_SERVER_ERROR")
-class UnknownServerError(KafkaError):
+class UnknownServerError(KafkaError, errno=-1, message="UNKNOWN_SERVER_ERROR"):
     """The server hit an unexpected error while handling the request."""
 
 
-@_code(1, "OFFSET_OUT_OF_RANGE")
-class OffsetOutOfRangeError(KafkaError):
+class OffsetOutOfRangeError(KafkaError, errno=1, message="OFFSET_OUT_OF_RANGE"):
     """The requested offset is outside the partition's log."""
 
 
-@_code(2, "CORRUPT_MESSAGE", retriable=True)
-class CorruptMessageError(KafkaError):
+class CorruptMessageError(KafkaError, errno=2, message="CORRUPT_MESSAGE", retriable=True):
     """A record batch failed its CRC or is otherwise malformed."""
 
 
-@_code(3, "UNKNOWN_TOPIC_OR_PARTITION", retriable=True)
-class UnknownTopicOrPartitionError(KafkaError):
+class UnknownTopicOrPartitionError(
+    KafkaError, errno=3, message="UNKNOWN_TOPIC_OR_PARTITION", retriable=True
+):
     """This broker does not host the topic-partition (metadata may be stale)."""
 
 
-@_code(4, "INVALID_FETCH_SIZE")
-class InvalidFetchSizeError(KafkaError):
+class InvalidFetchSizeError(KafkaError, errno=4, message="INVALID_FETCH_SIZE"):
     """The requested fetch size is invalid."""
 
 
-@_code(5, "LEADER_NOT_AVAILABLE", retriable=True)
-class LeaderNotAvailableError(KafkaError):
+class LeaderNotAvailableError(KafkaError, errno=5, message="LEADER_NOT_AVAILABLE", retriable=True):
     """The partition has no leader right now (an election is in progress)."""
 
 
-@_code(6, "NOT_LEADER_OR_FOLLOWER", retriable=True)
-class NotLeaderOrFollowerError(KafkaError):
+class NotLeaderOrFollowerError(
+    KafkaError, errno=6, message="NOT_LEADER_OR_FOLLOWER", retriable=True
+):
     """This broker is not the leader (or a follower, for follower fetches)."""
 
 
-@_code(7, "REQUEST_TIMED_OUT", retriable=True)
-class RequestTimedOutError(KafkaError):
+class RequestTimedOutError(KafkaError, errno=7, message="REQUEST_TIMED_OUT", retriable=True):
     """The request did not complete within its timeout."""
 
 
-@_code(8, "BROKER_NOT_AVAILABLE")
-class BrokerNotAvailableError(KafkaError):
+class BrokerNotAvailableError(KafkaError, errno=8, message="BROKER_NOT_AVAILABLE"):
     """The broker is not available."""
 
 
-@_code(9, "REPLICA_NOT_AVAILABLE", retriable=True)
-class ReplicaNotAvailableError(KafkaError):
+class ReplicaNotAvailableError(
+    KafkaError, errno=9, message="REPLICA_NOT_AVAILABLE", retriable=True
+):
     """A replica the request expects is not available."""
 
 
-@_code(10, "MESSAGE_TOO_LARGE")
-class MessageTooLargeError(KafkaError):
+class MessageTooLargeError(KafkaError, errno=10, message="MESSAGE_TOO_LARGE"):
     """A record batch is larger than the topic or broker allows."""
 
 
-@_code(12, "OFFSET_METADATA_TOO_LARGE")
-class OffsetMetadataTooLargeError(KafkaError):
+class OffsetMetadataTooLargeError(KafkaError, errno=12, message="OFFSET_METADATA_TOO_LARGE"):
     """The metadata string of an offset commit is too long."""
 
 
-@_code(13, "NETWORK_EXCEPTION", retriable=True)
-class NetworkExceptionError(KafkaError):
+class NetworkExceptionError(KafkaError, errno=13, message="NETWORK_EXCEPTION", retriable=True):
     """The connection broke before a response arrived."""
 
 
@@ -233,78 +221,69 @@ class CorruptResponseError(NetworkExceptionError):
     """
 
 
-@_code(14, "COORDINATOR_LOAD_IN_PROGRESS", retriable=True)
-class CoordinatorLoadInProgressError(KafkaError):
+class CoordinatorLoadInProgressError(
+    KafkaError, errno=14, message="COORDINATOR_LOAD_IN_PROGRESS", retriable=True
+):
     """The coordinator is still loading the group's state."""
 
 
-@_code(15, "COORDINATOR_NOT_AVAILABLE", retriable=True)
-class CoordinatorNotAvailableError(KafkaError):
+class CoordinatorNotAvailableError(
+    KafkaError, errno=15, message="COORDINATOR_NOT_AVAILABLE", retriable=True
+):
     """The coordinator is not available."""
 
 
-@_code(16, "NOT_COORDINATOR", retriable=True)
-class NotCoordinatorError(KafkaError):
+class NotCoordinatorError(KafkaError, errno=16, message="NOT_COORDINATOR", retriable=True):
     """This broker is not the coordinator for the group or transaction."""
 
 
-@_code(17, "INVALID_TOPIC_EXCEPTION")
-class InvalidTopicError(KafkaError):
+class InvalidTopicError(KafkaError, errno=17, message="INVALID_TOPIC_EXCEPTION"):
     """The topic name is invalid, or the topic is internal and not writable."""
 
 
-@_code(18, "RECORD_LIST_TOO_LARGE")
-class RecordListTooLargeError(KafkaError):
+class RecordListTooLargeError(KafkaError, errno=18, message="RECORD_LIST_TOO_LARGE"):
     """A produce request's batch list is larger than the segment size."""
 
 
-@_code(19, "NOT_ENOUGH_REPLICAS", retriable=True)
-class NotEnoughReplicasError(KafkaError):
+class NotEnoughReplicasError(KafkaError, errno=19, message="NOT_ENOUGH_REPLICAS", retriable=True):
     """Fewer in-sync replicas than min.insync.replicas: the write was refused."""
 
 
-@_code(20, "NOT_ENOUGH_REPLICAS_AFTER_APPEND", retriable=True)
-class NotEnoughReplicasAfterAppendError(KafkaError):
+class NotEnoughReplicasAfterAppendError(
+    KafkaError, errno=20, message="NOT_ENOUGH_REPLICAS_AFTER_APPEND", retriable=True
+):
     """Appended to the leader, but the ISR shrank below min.insync.replicas."""
 
 
-@_code(21, "INVALID_REQUIRED_ACKS")
-class InvalidRequiredAcksError(KafkaError):
+class InvalidRequiredAcksError(KafkaError, errno=21, message="INVALID_REQUIRED_ACKS"):
     """acks is not one of -1, 0 or 1."""
 
 
-@_code(22, "ILLEGAL_GENERATION")
-class IllegalGenerationError(KafkaError):
+class IllegalGenerationError(KafkaError, errno=22, message="ILLEGAL_GENERATION"):
     """The member's generation id is not the group's current one."""
 
 
-@_code(23, "INCONSISTENT_GROUP_PROTOCOL")
-class InconsistentGroupProtocolError(KafkaError):
+class InconsistentGroupProtocolError(KafkaError, errno=23, message="INCONSISTENT_GROUP_PROTOCOL"):
     """The member's protocols do not overlap with the group's."""
 
 
-@_code(24, "INVALID_GROUP_ID")
-class InvalidGroupIdError(KafkaError):
+class InvalidGroupIdError(KafkaError, errno=24, message="INVALID_GROUP_ID"):
     """The group id is empty or otherwise invalid."""
 
 
-@_code(25, "UNKNOWN_MEMBER_ID")
-class UnknownMemberIdError(KafkaError):
+class UnknownMemberIdError(KafkaError, errno=25, message="UNKNOWN_MEMBER_ID"):
     """The coordinator does not know this member id."""
 
 
-@_code(26, "INVALID_SESSION_TIMEOUT")
-class InvalidSessionTimeoutError(KafkaError):
+class InvalidSessionTimeoutError(KafkaError, errno=26, message="INVALID_SESSION_TIMEOUT"):
     """The session timeout is outside the broker's allowed range."""
 
 
-@_code(27, "REBALANCE_IN_PROGRESS")
-class RebalanceInProgressError(KafkaError):
+class RebalanceInProgressError(KafkaError, errno=27, message="REBALANCE_IN_PROGRESS"):
     """The group is rebalancing; the member must rejoin."""
 
 
-@_code(28, "INVALID_COMMIT_OFFSET_SIZE")
-class InvalidCommitOffsetSizeError(KafkaError):
+class InvalidCommitOffsetSizeError(KafkaError, errno=28, message="INVALID_COMMIT_OFFSET_SIZE"):
     """The committed offset's metadata is too large."""
 
 
@@ -312,38 +291,37 @@ class AuthorizationError(KafkaError):
     """Base of the ``*_AUTHORIZATION_FAILED`` codes (not itself a code)."""
 
 
-@_code(29, "TOPIC_AUTHORIZATION_FAILED")
-class TopicAuthorizationFailedError(AuthorizationError):
+class TopicAuthorizationFailedError(
+    AuthorizationError, errno=29, message="TOPIC_AUTHORIZATION_FAILED"
+):
     """Not authorized to access the topic."""
 
 
-@_code(30, "GROUP_AUTHORIZATION_FAILED")
-class GroupAuthorizationFailedError(AuthorizationError):
+class GroupAuthorizationFailedError(
+    AuthorizationError, errno=30, message="GROUP_AUTHORIZATION_FAILED"
+):
     """Not authorized to access the group."""
 
 
-@_code(31, "CLUSTER_AUTHORIZATION_FAILED")
-class ClusterAuthorizationFailedError(AuthorizationError):
+class ClusterAuthorizationFailedError(
+    AuthorizationError, errno=31, message="CLUSTER_AUTHORIZATION_FAILED"
+):
     """Not authorized for the cluster-level operation."""
 
 
-@_code(32, "INVALID_TIMESTAMP")
-class InvalidTimestampError(KafkaError):
+class InvalidTimestampError(KafkaError, errno=32, message="INVALID_TIMESTAMP"):
     """A record timestamp is outside the broker's accepted window."""
 
 
-@_code(33, "UNSUPPORTED_SASL_MECHANISM")
-class UnsupportedSaslMechanismError(KafkaError):
+class UnsupportedSaslMechanismError(KafkaError, errno=33, message="UNSUPPORTED_SASL_MECHANISM"):
     """The broker does not support the requested SASL mechanism."""
 
 
-@_code(34, "ILLEGAL_SASL_STATE")
-class IllegalSaslStateError(KafkaError):
+class IllegalSaslStateError(KafkaError, errno=34, message="ILLEGAL_SASL_STATE"):
     """A SASL request arrived in the wrong state of the handshake."""
 
 
-@_code(35, "UNSUPPORTED_VERSION")
-class UnsupportedVersionError(KafkaError):
+class UnsupportedVersionError(KafkaError, errno=35, message="UNSUPPORTED_VERSION"):
     """The api key is known but the version is outside ``SUPPORTED_VERSIONS``.
 
     ``header`` is the parsed request header, so the broker can answer (the
@@ -355,38 +333,31 @@ class UnsupportedVersionError(KafkaError):
         self.header = header
 
 
-@_code(36, "TOPIC_ALREADY_EXISTS")
-class TopicAlreadyExistsError(KafkaError):
+class TopicAlreadyExistsError(KafkaError, errno=36, message="TOPIC_ALREADY_EXISTS"):
     """A topic with this name already exists."""
 
 
-@_code(37, "INVALID_PARTITIONS")
-class InvalidPartitionsError(KafkaError):
+class InvalidPartitionsError(KafkaError, errno=37, message="INVALID_PARTITIONS"):
     """The partition count is invalid."""
 
 
-@_code(38, "INVALID_REPLICATION_FACTOR")
-class InvalidReplicationFactorError(KafkaError):
+class InvalidReplicationFactorError(KafkaError, errno=38, message="INVALID_REPLICATION_FACTOR"):
     """The replication factor is invalid (e.g. more than the live brokers)."""
 
 
-@_code(39, "INVALID_REPLICA_ASSIGNMENT")
-class InvalidReplicaAssignmentError(KafkaError):
+class InvalidReplicaAssignmentError(KafkaError, errno=39, message="INVALID_REPLICA_ASSIGNMENT"):
     """The manual replica assignment is invalid."""
 
 
-@_code(40, "INVALID_CONFIG")
-class InvalidConfigError(KafkaError):
+class InvalidConfigError(KafkaError, errno=40, message="INVALID_CONFIG"):
     """A configuration key or value is invalid."""
 
 
-@_code(41, "NOT_CONTROLLER", retriable=True)
-class NotControllerError(KafkaError):
+class NotControllerError(KafkaError, errno=41, message="NOT_CONTROLLER", retriable=True):
     """This broker is not the active controller."""
 
 
-@_code(42, "INVALID_REQUEST")
-class InvalidRequestError(KafkaError):
+class InvalidRequestError(KafkaError, errno=42, message="INVALID_REQUEST"):
     """A request that does not parse, or that breaks the protocol's rules.
 
     ``header`` is the parsed request header, or None when the frame is shorter
@@ -402,153 +373,137 @@ class UnknownApiKeyError(InvalidRequestError):
     """The request's api key is not one this codec knows (see ``ApiKey``)."""
 
 
-@_code(43, "UNSUPPORTED_FOR_MESSAGE_FORMAT")
-class UnsupportedForMessageFormatError(KafkaError):
+class UnsupportedForMessageFormatError(
+    KafkaError, errno=43, message="UNSUPPORTED_FOR_MESSAGE_FORMAT"
+):
     """The request needs a newer message format than the topic's."""
 
 
-@_code(44, "POLICY_VIOLATION")
-class PolicyViolationError(KafkaError):
+class PolicyViolationError(KafkaError, errno=44, message="POLICY_VIOLATION"):
     """The request violates a configured policy."""
 
 
-@_code(45, "OUT_OF_ORDER_SEQUENCE_NUMBER")
-class OutOfOrderSequenceNumberError(KafkaError):
+class OutOfOrderSequenceNumberError(KafkaError, errno=45, message="OUT_OF_ORDER_SEQUENCE_NUMBER"):
     """The broker received an out-of-order sequence number from an idempotent producer."""
 
 
-@_code(46, "DUPLICATE_SEQUENCE_NUMBER")
-class DuplicateSequenceNumberError(KafkaError):
+class DuplicateSequenceNumberError(KafkaError, errno=46, message="DUPLICATE_SEQUENCE_NUMBER"):
     """The broker already has a batch with this sequence number."""
 
 
-@_code(47, "INVALID_PRODUCER_EPOCH")
-class InvalidProducerEpochError(KafkaError):
+class InvalidProducerEpochError(KafkaError, errno=47, message="INVALID_PRODUCER_EPOCH"):
     """The producer's epoch is older than the broker's: another instance took over."""
 
 
-@_code(48, "INVALID_TXN_STATE")
-class InvalidTxnStateError(KafkaError):
+class InvalidTxnStateError(KafkaError, errno=48, message="INVALID_TXN_STATE"):
     """The operation is not valid in the transaction's current state."""
 
 
-@_code(49, "INVALID_PRODUCER_ID_MAPPING")
-class InvalidProducerIdMappingError(KafkaError):
+class InvalidProducerIdMappingError(KafkaError, errno=49, message="INVALID_PRODUCER_ID_MAPPING"):
     """The producer id does not match the transactional id."""
 
 
-@_code(50, "INVALID_TRANSACTION_TIMEOUT")
-class InvalidTransactionTimeoutError(KafkaError):
+class InvalidTransactionTimeoutError(KafkaError, errno=50, message="INVALID_TRANSACTION_TIMEOUT"):
     """The transaction timeout exceeds the broker's maximum."""
 
 
-@_code(51, "CONCURRENT_TRANSACTIONS", retriable=True)
-class ConcurrentTransactionsError(KafkaError):
+class ConcurrentTransactionsError(
+    KafkaError, errno=51, message="CONCURRENT_TRANSACTIONS", retriable=True
+):
     """Another transaction for this producer is still completing."""
 
 
-@_code(53, "TRANSACTIONAL_ID_AUTHORIZATION_FAILED")
-class TransactionalIdAuthorizationFailedError(AuthorizationError):
+class TransactionalIdAuthorizationFailedError(
+    AuthorizationError, errno=53, message="TRANSACTIONAL_ID_AUTHORIZATION_FAILED"
+):
     """Not authorized to use the transactional id."""
 
 
-@_code(56, "KAFKA_STORAGE_ERROR", retriable=True)
-class KafkaStorageError(KafkaError):
+class KafkaStorageError(KafkaError, errno=56, message="KAFKA_STORAGE_ERROR", retriable=True):
     """The broker's log directory for the partition failed."""
 
 
-@_code(58, "SASL_AUTHENTICATION_FAILED")
-class SaslAuthenticationFailedError(KafkaError):
+class SaslAuthenticationFailedError(KafkaError, errno=58, message="SASL_AUTHENTICATION_FAILED"):
     """SASL authentication failed."""
 
 
-@_code(59, "UNKNOWN_PRODUCER_ID")
-class UnknownProducerIdError(KafkaError):
+class UnknownProducerIdError(KafkaError, errno=59, message="UNKNOWN_PRODUCER_ID"):
     """The broker has no state for this producer id (it may have expired)."""
 
 
-@_code(68, "NON_EMPTY_GROUP")
-class NonEmptyGroupError(KafkaError):
+class NonEmptyGroupError(KafkaError, errno=68, message="NON_EMPTY_GROUP"):
     """The group still has members."""
 
 
-@_code(69, "GROUP_ID_NOT_FOUND")
-class GroupIdNotFoundError(KafkaError):
+class GroupIdNotFoundError(KafkaError, errno=69, message="GROUP_ID_NOT_FOUND"):
     """The group does not exist."""
 
 
-@_code(70, "FETCH_SESSION_ID_NOT_FOUND", retriable=True)
-class FetchSessionIdNotFoundError(KafkaError):
+class FetchSessionIdNotFoundError(
+    KafkaError, errno=70, message="FETCH_SESSION_ID_NOT_FOUND", retriable=True
+):
     """The fetch session id is not known to the broker."""
 
 
-@_code(71, "INVALID_FETCH_SESSION_EPOCH", retriable=True)
-class InvalidFetchSessionEpochError(KafkaError):
+class InvalidFetchSessionEpochError(
+    KafkaError, errno=71, message="INVALID_FETCH_SESSION_EPOCH", retriable=True
+):
     """The fetch session epoch is not the next one."""
 
 
-@_code(72, "LISTENER_NOT_FOUND", retriable=True)
-class ListenerNotFoundError(KafkaError):
+class ListenerNotFoundError(KafkaError, errno=72, message="LISTENER_NOT_FOUND", retriable=True):
     """The leader has no endpoint for the listener the request arrived on."""
 
 
-@_code(73, "TOPIC_DELETION_DISABLED")
-class TopicDeletionDisabledError(KafkaError):
+class TopicDeletionDisabledError(KafkaError, errno=73, message="TOPIC_DELETION_DISABLED"):
     """Topic deletion is disabled on this cluster."""
 
 
-@_code(74, "FENCED_LEADER_EPOCH", retriable=True)
-class FencedLeaderEpochError(KafkaError):
+class FencedLeaderEpochError(KafkaError, errno=74, message="FENCED_LEADER_EPOCH", retriable=True):
     """The request's leader epoch is older than the broker's."""
 
 
-@_code(75, "UNKNOWN_LEADER_EPOCH", retriable=True)
-class UnknownLeaderEpochError(KafkaError):
+class UnknownLeaderEpochError(KafkaError, errno=75, message="UNKNOWN_LEADER_EPOCH", retriable=True):
     """The request's leader epoch is newer than the broker's."""
 
 
-@_code(76, "UNSUPPORTED_COMPRESSION_TYPE")
-class UnsupportedCompressionTypeError(KafkaError):
+class UnsupportedCompressionTypeError(KafkaError, errno=76, message="UNSUPPORTED_COMPRESSION_TYPE"):
     """The compression codec is not supported at this request version."""
 
 
-@_code(78, "OFFSET_NOT_AVAILABLE", retriable=True)
-class OffsetNotAvailableError(KafkaError):
+class OffsetNotAvailableError(KafkaError, errno=78, message="OFFSET_NOT_AVAILABLE", retriable=True):
     """The leader's high watermark has not caught up with its start offset yet."""
 
 
-@_code(79, "MEMBER_ID_REQUIRED")
-class MemberIdRequiredError(KafkaError):
+class MemberIdRequiredError(KafkaError, errno=79, message="MEMBER_ID_REQUIRED"):
     """The member must rejoin with the member id the coordinator assigned."""
 
 
-@_code(81, "GROUP_MAX_SIZE_REACHED")
-class GroupMaxSizeReachedError(KafkaError):
+class GroupMaxSizeReachedError(KafkaError, errno=81, message="GROUP_MAX_SIZE_REACHED"):
     """The group is at its maximum size."""
 
 
-@_code(82, "FENCED_INSTANCE_ID")
-class FencedInstanceIdError(KafkaError):
+class FencedInstanceIdError(KafkaError, errno=82, message="FENCED_INSTANCE_ID"):
     """Another member with the same group.instance.id took over."""
 
 
-@_code(87, "INVALID_RECORD")
-class InvalidRecordError(KafkaError):
+class InvalidRecordError(KafkaError, errno=87, message="INVALID_RECORD"):
     """A well-formed batch the broker refuses (e.g. a null key on a compacted topic)."""
 
 
-@_code(88, "UNSTABLE_OFFSET_COMMIT", retriable=True)
-class UnstableOffsetCommitError(KafkaError):
+class UnstableOffsetCommitError(
+    KafkaError, errno=88, message="UNSTABLE_OFFSET_COMMIT", retriable=True
+):
     """A transactional offset commit for the partition is pending."""
 
 
-@_code(89, "THROTTLING_QUOTA_EXCEEDED", retriable=True)
-class ThrottlingQuotaExceededError(KafkaError):
+class ThrottlingQuotaExceededError(
+    KafkaError, errno=89, message="THROTTLING_QUOTA_EXCEEDED", retriable=True
+):
     """The request was refused because of a throttling quota."""
 
 
-@_code(90, "PRODUCER_FENCED")
-class ProducerFencedError(KafkaError):
+class ProducerFencedError(KafkaError, errno=90, message="PRODUCER_FENCED"):
     """A newer producer with the same transactional id exists."""
 
 
