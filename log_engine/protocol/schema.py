@@ -115,11 +115,13 @@ class CompiledStruct:
         return f"<CompiledStruct {self.name}: {', '.join(n for n, _, _ in self.fields)}>"
 
     def read(self, reader: Reader) -> dict[str, Any]:
-        out = self.absent.copy()
-        for key in self._lists:
-            out[key] = []
+        out: dict[str, Any] = {}
         for op in self._read_ops:
             op(reader, out)
+        if self.absent:  # after the wire fields, so a printed body reads in wire order
+            out.update(self.absent)
+            for key in self._lists:
+                out[key] = []  # never share a default list between bodies
         return out
 
     def write(self, writer: Writer, value: Mapping[str, Any]) -> None:

@@ -4,6 +4,7 @@ decode_response failures: the codec's contract at its edges."""
 from __future__ import annotations
 
 import struct
+import timeit
 
 import pytest
 
@@ -235,3 +236,20 @@ def test_fetch_response_records_are_views_of_the_frame() -> None:
     _, body = decode_response(1, 11, frame)
     records = body["responses"][0]["partitions"][0]["records"]
     assert isinstance(records, memoryview) and records.obj is frame and records == b"abcdef"
+
+
+def test_hot_paths_do_not_scale_with_the_records_size() -> None:
+    """Produce decode and Fetch encode with a 64 MiB blob: microseconds (a copy is ~10 ms)."""
+    blob = bytes(64 << 20)
+    partition = {"index": 0, "records": blob}
+    body = {
+        "acks": -1,
+        "timeout_ms": 1,
+        "topic_data": [{"name": "t", "partition_data": [partition]}],
+    }
+    frame = memoryview(encode_request(0, 8, 1, "c", body))[4:]
+    decode_s = min(timeit.repeat(lambda: decode_request(frame), number=20, repeat=5)) / 20
+    header = RequestHeader(1, 11, 1, "c")
+    fetch = _fetch_body([blob])
+    encode_s = min(timeit.repeat(lambda: encode_response(header, fetch), number=20, repeat=5)) / 20
+    assert decode_s < 0.001 and encode_s < 0.001, (decode_s, encode_s)
