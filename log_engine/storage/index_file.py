@@ -40,11 +40,13 @@ class IndexFile:
         self._position = self._entries * self.ENTRY.size
         self._max_entries = max_index_bytes // self.ENTRY.size
         self._mapped_bytes = 0
+        self._last: tuple[Any, ...] | None = None
         if active:
             self.make_active(max_index_bytes)
         else:
             self._max_entries = self._entries
             self._resize(self._position)
+        self._refresh_last()
 
     @property
     def entries(self) -> int:
@@ -65,7 +67,7 @@ class IndexFile:
 
     def entry(self, index: int) -> tuple[Any, ...]:
         """The raw fields of entry ``index`` (0-based)."""
-        check(0 <= index < self._entries, f"{self.path}: entry {index} of {self._entries}")
+        check(0 <= index < self._entries, "index entry out of range")
         assert self._map is not None
         return self.ENTRY.unpack_from(self._map, index * self.ENTRY.size)
 
@@ -74,13 +76,22 @@ class IndexFile:
             return []
         return list(self.ENTRY.iter_unpack(self._map[: self._position]))
 
+    @property
+    def last_fields(self) -> tuple[Any, ...] | None:
+        """The raw fields of the last entry (cached: the append path reads it every time)."""
+        return self._last
+
+    def _refresh_last(self) -> None:
+        self._last = self.entry(self._entries - 1) if self._entries else None
+
     def _append(self, *fields: int) -> None:
-        check(self._position == self._entries * self.ENTRY.size, f"{self.path}: position drift")
-        check(self._position + self.ENTRY.size <= self._mapped_bytes, f"{self.path}: index full")
-        assert self._map is not None
-        self.ENTRY.pack_into(self._map, self._position, *fields)
+        size = self.ENTRY.size
+        check(self._position == self._entries * size, "index position must be entries x size")
+        check(self._position + size <= self._mapped_bytes, "index file is full")
+        self.ENTRY.pack_into(self._map, self._position, *fields)  # type: ignore[arg-type]
         self._entries += 1
-        self._position += self.ENTRY.size
+        self._position += size
+        self._last = fields
 
     def _bisect(self, key: Callable[[tuple[Any, ...]], int], target: int) -> int:
         """Index of the last entry whose key is <= target, or -1 (keys must not decrease)."""
@@ -98,6 +109,7 @@ class IndexFile:
         check(0 <= count <= self._entries, f"{self.path}: truncate to {count} of {self._entries}")
         self._entries = count
         self._position = count * self.ENTRY.size
+        self._refresh_last()
 
     def reset(self) -> None:
         """Drop every entry (before a rebuild)."""

@@ -39,22 +39,20 @@ class OffsetIndex(IndexFile):
     def append(self, offset: int, position: int) -> None:
         """Add an entry for the batch whose last offset is ``offset`` at ``position``."""
         relative = offset - self.base_offset
-        check(0 <= relative <= _INT32_MAX, f"{self.path}: offset {offset} is not relative")
-        if self.entries:
-            last_relative, last_position = self.entry(self.entries - 1)
-            check(
-                relative > last_relative and position > last_position,
-                f"{self.path}: entry ({offset}, {position}) does not follow "
-                f"({self.base_offset + last_relative}, {last_position})",
-            )
+        last = self.last_fields
+        check(
+            0 <= relative <= _INT32_MAX
+            and (last is None or (relative > last[0] and position > last[1])),
+            "offset index entries must have increasing offsets and positions",
+        )
         self._append(relative, position)
 
     def last_entry(self) -> tuple[int, int]:
         """``(offset, position)`` of the last entry, or ``(base offset, 0)`` when empty."""
-        if not self.entries:
+        last = self.last_fields
+        if last is None:
             return self.base_offset, 0
-        relative, position = self.entry(self.entries - 1)
-        return self.base_offset + relative, position
+        return self.base_offset + last[0], last[1]
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """The entry with the largest offset <= ``offset``, or ``(base offset, 0)``."""
@@ -63,6 +61,24 @@ class OffsetIndex(IndexFile):
             return self.base_offset, 0
         relative, position = self.entry(index)
         return self.base_offset + relative, position
+
+    def last_entry_before(self, position: int, offset: int) -> tuple[int, int] | None:
+        """The last entry whose position is <= ``position`` and offset < ``offset``, if any."""
+        by_position = self._bisect(lambda e: e[1], position)
+        by_offset = self._bisect(lambda e: e[0], offset - self.base_offset - 1)
+        index = min(by_position, by_offset)
+        if index < 0:
+            return None
+        relative, found = self.entry(index)
+        return self.base_offset + relative, found
+
+    def entry_before(self, position: int) -> tuple[int, int] | None:
+        """The last entry whose position is < ``position``, if any."""
+        index = self._bisect(lambda e: e[1], position - 1)
+        if index < 0:
+            return None
+        relative, found = self.entry(index)
+        return self.base_offset + relative, found
 
     def truncate_to(self, offset: int) -> None:
         """Remove entries for offsets >= ``offset``."""

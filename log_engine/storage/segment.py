@@ -130,10 +130,7 @@ class LogSegment:
         """Update stats and indexes for batches just written at file position ``start``."""
         if not batches:
             return
-        check(
-            batches[0].base_offset >= self.next_offset,
-            f"segment {self.base_offset}: offset {batches[0].base_offset} < {self.next_offset}",
-        )
+        check(batches[0].base_offset >= self.next_offset, "segment offsets must increase")
         if self._first_batch_timestamp == NO_TIMESTAMP and self.next_offset == self.base_offset:
             self._first_batch_timestamp = batches[0].max_timestamp
         for batch in batches:
@@ -236,7 +233,7 @@ class LogSegment:
         return None
 
     def slice(self, position: int, size: int) -> FileSlice:
-        check(position >= 0 and position + size <= self.size, f"slice past {self!r}")
+        check(position >= 0 and position + size <= self.size, "slice past the segment end")
         return FileSlice(self._fd, position, size)
 
     def read_at(self, position: int, size: int) -> bytes:

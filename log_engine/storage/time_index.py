@@ -51,20 +51,19 @@ class TimeIndex(IndexFile):
         if self.entries >= (self.max_entries if final else self.max_entries - 1):
             return
         relative = offset - self.base_offset
-        check(0 <= relative <= _INT32_MAX, f"{self.path}: offset {offset} is not relative")
-        if self.entries:
-            check(
-                relative >= self.entry(self.entries - 1)[1],
-                f"{self.path}: offset {offset} goes backwards",
-            )
+        last = self.last_fields
+        check(
+            0 <= relative <= _INT32_MAX and (last is None or relative >= last[1]),
+            "time index offsets must not decrease",
+        )
         self._append(timestamp, relative)
 
     def last_entry(self) -> tuple[int, int]:
         """``(timestamp, offset)`` of the last entry, or ``(-1, base offset)`` when empty."""
-        if not self.entries:
+        last = self.last_fields
+        if last is None:
             return NO_TIMESTAMP, self.base_offset
-        timestamp, relative = self.entry(self.entries - 1)
-        return timestamp, self.base_offset + relative
+        return last[0], self.base_offset + last[1]
 
     def lookup(self, timestamp: int) -> tuple[int, int]:
         """The entry with the largest timestamp <= ``timestamp``, or ``(-1, base offset)``."""
