@@ -1,0 +1,341 @@
+"""Generic group membership: coordinator, join, sync, heartbeat, leave.
+
+Kafka's group protocol is the same whatever the members share: consumers
+(protocol type ``consumer``) share partitions, Sluice's distributed connect
+workers (``connect``) share connectors and tasks. :class:`GroupMember` runs
+the protocol; a :class:`GroupProtocol` supplies the type, the metadata each
+member offers, the leader's assignment and what to do on revocation and
+assignment. The bytes themselves are opaque here.
+
+Lifecycle (eager rebalancing): :meth:`GroupMember.ensure_active` finds the
+coordinator (FindCoordinator), tells the protocol to give up its assignment
+(``on_revoke``), joins (JoinGroup; a v4+ coordinator first answers
+MEMBER_ID_REQUIRED with an id to join with), computes the assignment if
+elected leader, syncs (SyncGroup) and hands the assignment over
+(``on_assign``). A heartbeat task then keeps the session alive every
+``heartbeat.interval.ms`` and flags a rejoin when the coordinator reports a
+rebalance; the owner calls ``ensure_active`` again (the consumer does so in
+``poll``). :meth:`leave` sends LeaveGroup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from log_engine.client import errors
+from log_engine.client.cluster import Cluster
+from log_engine.client.connection import BrokerConnection
+from log_engine.protocol import ApiKey
+
+log = logging.getLogger(__name__)
+
+NO_GENERATION = -1
+_COORDINATOR_PURPOSE = "group"
+_JOIN_TIMEOUT_SLACK_MS = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class GroupMemberInfo:
+    """One member as the leader sees it in the JoinGroup response."""
+
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class MembershipSettings:
+    """Timing and identity of a member (from the owning client's config)."""
+
+    group_id: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    heartbeat_interval_ms: int
+    retry_backoff_ms: int
+    group_instance_id: str | None = None
+
+
+class GroupProtocol(Protocol):
+    """What a kind of member (consumer, connect worker) plugs into :class:`GroupMember`."""
+
+    protocol_type: str
+
+    def join_protocols(self) -> list[tuple[str, bytes]]:
+        """``(protocol name, metadata)`` pairs offered in JoinGroup, preferred first."""
+        ...
+
+    def assign(
+        self, protocol_name: str, members: list[GroupMemberInfo]
+    ) -> Awaitable[dict[str, bytes]]:
+        """Leader only: the assignment bytes of every member id."""
+        ...
+
+    def on_revoke(self, generation: int, member_id: str) -> Awaitable[None]:
+        """Before (re)joining: stop using the current assignment (commit, callbacks)."""
+        ...
+
+    def on_assign(
+        self, generation: int, member_id: str, protocol_name: str, assignment: bytes
+    ) -> Awaitable[None]:
+        """After SyncGroup: start using ``assignment``."""
+        ...
+
+
+class GroupMember:
+    """Membership of one group through its coordinator, for one client."""
+
+    def __init__(
+        self, cluster: Cluster, settings: MembershipSettings, protocol: GroupProtocol
+    ) -> None:
+        self._cluster = cluster
+        self.settings = settings
+        self._protocol = protocol
+        self.generation = NO_GENERATION
+        self.member_id = ""
+        self.leader_id = ""
+        self.protocol_name: str | None = None
+        self._coordinator_id: int | None = None
+        self._needs_join = True
+        self._assigned = False
+        self._join_lock = asyncio.Lock()
+        self._heartbeat_task: asyncio.Task[None] | None = None
+        self.rejoin_needed = asyncio.Event()  # set when the owner should call ensure_active
+        self._closed = False
+
+    @property
+    def is_leader(self) -> bool:
+        return bool(self.member_id) and self.member_id == self.leader_id
+
+    @property
+    def stable(self) -> bool:
+        """Joined with an assignment, and no rebalance pending."""
+        return not self._needs_join and self.generation != NO_GENERATION
+
+    def request_rejoin(self, reason: str) -> None:
+        """Make the next :meth:`ensure_active` rejoin the group."""
+        if not self._needs_join:
+            log.info("group %s: rejoining (%s)", self.settings.group_id, reason)
+        self._needs_join = True
+        self.rejoin_needed.set()
+
+    async def ensure_active(self) -> None:
+        """Join (or rejoin) the group if needed; returns once this member is stable."""
+        if not self._needs_join:
+            return
+        async with self._join_lock:
+            backoff_s = self.settings.retry_backoff_ms / 1000
+            while self._needs_join and not self._closed:
+                if self._assigned:
+                    await self._protocol.on_revoke(self.generation, self.member_id)
+                    self._assigned = False
+                self.rejoin_needed.clear()
+                try:
+                    await self._join_and_sync()
+                except errors.KafkaError as exc:
+                    if not exc.retriable and exc.errno not in _REJOIN_ERRORS:
+                        raise
+                    log.info("group %s: join failed, retrying: %s", self.settings.group_id, exc)
+                    await asyncio.sleep(backoff_s)
+            self._start_heartbeat()
+
+    async def coordinator(self) -> BrokerConnection:
+        """The connection to the group coordinator, looking it up if needed."""
+        backoff_s = self.settings.retry_backoff_ms / 1000
+        while True:
+            if self._coordinator_id is None:
+                await self._find_coordinator()
+            assert self._coordinator_id is not None
+            try:
+                return await self._cluster.connection(self._coordinator_id, _COORDINATOR_PURPOSE)
+            except errors.KafkaError as exc:
+                if not exc.retriable:
+                    raise
+                self.coordinator_dead(str(exc))
+                await asyncio.sleep(backoff_s)
+
+    def coordinator_dead(self, reason: str) -> None:
+        """Forget the coordinator (NOT_COORDINATOR, a dropped connection): look it up again."""
+        if self._coordinator_id is not None:
+            log.info("group %s: coordinator lost (%s)", self.settings.group_id, reason)
+            self._coordinator_id = None
+
+    async def leave(self) -> None:
+        """Leave the group (skipped for static members, which keep their assignment)."""
+        self._stop_heartbeat()
+        if self._assigned:
+            await self._protocol.on_revoke(self.generation, self.member_id)
+            self._assigned = False
+        if self.member_id and self.settings.group_instance_id is None:
+            with contextlib.suppress(errors.KafkaError):
+                conn = await self.coordinator()
+                body: dict[str, Any] = {
+                    "group_id": self.settings.group_id,
+                    "member_id": self.member_id,
+                    "members": [{"member_id": self.member_id, "group_instance_id": None}],
+                }
+                await conn.send(ApiKey.LEAVE_GROUP, body)
+        self._reset_generation(forget_member_id=True)
+
+    async def close(self) -> None:
+        """Leave the group and stop heartbeating."""
+        if self._closed:
+            return
+        await self.leave()
+        self._closed = True
+
+    # -- join ----------------------------------------------------------------------------
+
+    async def _find_coordinator(self) -> None:
+        conn = await self._cluster.any_connection()
+        body = {"key": self.settings.group_id, "key_type": 0}
+        response = await conn.send(ApiKey.FIND_COORDINATOR, body)
+        errors.check_error(response["error_code"], f"FindCoordinator({self.settings.group_id})")
+        self._cluster.add_broker(response["node_id"], response["host"], response["port"])
+        self._coordinator_id = response["node_id"]
+
+    async def _join_and_sync(self) -> None:
+        conn = await self.coordinator()
+        response = await self._send_join(conn)
+        code = response["error_code"]
+        if code == errors.MEMBER_ID_REQUIRED:
+            self.member_id = response["member_id"]
+            response = await self._send_join(conn)
+            code = response["error_code"]
+        if code:
+            self._handle_group_error(code, "JoinGroup")
+        self.generation = response["generation_id"]
+        self.member_id = response["member_id"]
+        self.leader_id = response["leader"]
+        self.protocol_name = response["protocol_name"]
+        assignments: list[dict[str, Any]] = []
+        if self.is_leader:
+            members = [
+                GroupMemberInfo(m["member_id"], m.get("group_instance_id"), bytes(m["metadata"]))
+                for m in response["members"]
+            ]
+            assert self.protocol_name is not None
+            plan = await self._protocol.assign(self.protocol_name, members)
+            assignments = [{"member_id": m, "assignment": a} for m, a in plan.items()]
+        sync = await conn.send(ApiKey.SYNC_GROUP, self._sync_body(assignments))
+        if sync["error_code"]:
+            self._handle_group_error(sync["error_code"], "SyncGroup")
+        self._needs_join = False
+        assert self.protocol_name is not None
+        await self._protocol.on_assign(
+            self.generation, self.member_id, self.protocol_name, bytes(sync["assignment"])
+        )
+        self._assigned = True
+        log.info(
+            "group %s: joined generation %s as %s%s",
+            self.settings.group_id,
+            self.generation,
+            self.member_id,
+            " (leader)" if self.is_leader else "",
+        )
+
+    async def _send_join(self, conn: BrokerConnection) -> dict[str, Any]:
+        settings = self.settings
+        body = {
+            "group_id": settings.group_id,
+            "session_timeout_ms": settings.session_timeout_ms,
+            "rebalance_timeout_ms": settings.rebalance_timeout_ms,
+            "member_id": self.member_id,
+            "group_instance_id": settings.group_instance_id,
+            "protocol_type": self._protocol.protocol_type,
+            "protocols": [
+                {"name": name, "metadata": metadata}
+                for name, metadata in self._protocol.join_protocols()
+            ],
+        }
+        timeout_ms = settings.rebalance_timeout_ms + _JOIN_TIMEOUT_SLACK_MS
+        return await conn.send(ApiKey.JOIN_GROUP, body, timeout_ms=timeout_ms)
+
+    def _sync_body(self, assignments: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "group_id": self.settings.group_id,
+            "generation_id": self.generation,
+            "member_id": self.member_id,
+            "group_instance_id": self.settings.group_instance_id,
+            "assignments": assignments,
+        }
+
+    def _handle_group_error(self, code: int, request: str) -> None:
+        """Update state for a join/sync/heartbeat error, then raise it."""
+        if code in errors.COORDINATOR_ERRORS:
+            self.coordinator_dead(f"{request} answered error {code}")
+        elif code in (errors.UNKNOWN_MEMBER_ID, errors.FENCED_INSTANCE_ID):
+            self._reset_generation(forget_member_id=True)
+        elif code == errors.ILLEGAL_GENERATION:
+            self._reset_generation(forget_member_id=False)
+        if code in _REJOIN_ERRORS or code in errors.COORDINATOR_ERRORS:
+            self.request_rejoin(f"{request} error {code}")
+        errors.check_error(code, f"{request} for group {self.settings.group_id}")
+
+    def _reset_generation(self, *, forget_member_id: bool) -> None:
+        self.generation = NO_GENERATION
+        self.leader_id = ""
+        if forget_member_id:
+            self.member_id = ""
+        self._needs_join = True
+
+    # -- heartbeat -----------------------------------------------------------------------
+
+    def _start_heartbeat(self) -> None:
+        if self._heartbeat_task is None or self._heartbeat_task.done():
+            self._heartbeat_task = asyncio.get_running_loop().create_task(self._heartbeat_loop())
+
+    def _stop_heartbeat(self) -> None:
+        if self._heartbeat_task is not None:
+            self._heartbeat_task.cancel()
+            self._heartbeat_task = None
+
+    async def _heartbeat_loop(self) -> None:
+        interval_s = self.settings.heartbeat_interval_ms / 1000
+        last_ok = time.monotonic()
+        while not self._closed:
+            await asyncio.sleep(interval_s)
+            if not self.stable:
+                last_ok = time.monotonic()
+                continue
+            try:
+                await self._heartbeat()
+                last_ok = time.monotonic()
+            except errors.KafkaError as exc:
+                log.info("group %s: heartbeat failed: %s", self.settings.group_id, exc)
+                if time.monotonic() - last_ok > self.settings.session_timeout_ms / 1000:
+                    self.coordinator_dead("no successful heartbeat within session.timeout.ms")
+                    self.request_rejoin("session expired")
+
+    async def _heartbeat(self) -> None:
+        try:
+            conn = await self.coordinator()
+            response = await conn.send(
+                ApiKey.HEARTBEAT,
+                {
+                    "group_id": self.settings.group_id,
+                    "generation_id": self.generation,
+                    "member_id": self.member_id,
+                    "group_instance_id": self.settings.group_instance_id,
+                },
+            )
+        except errors.KafkaError as exc:
+            self.coordinator_dead(str(exc))
+            raise
+        if response["error_code"] and self.stable:
+            self._handle_group_error(response["error_code"], "Heartbeat")
+
+
+_REJOIN_ERRORS = frozenset(
+    {
+        errors.REBALANCE_IN_PROGRESS,
+        errors.ILLEGAL_GENERATION,
+        errors.UNKNOWN_MEMBER_ID,
+        errors.MEMBER_ID_REQUIRED,
+    }
+)

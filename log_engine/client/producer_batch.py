@@ -1,0 +1,275 @@
+"""One partition's batch of records, encoded as they arrive.
+
+Records are written straight into the batch's ``bytearray`` in RecordBatch v2
+record layout (the hot path: no per-record objects besides the caller's
+future). When the sender takes the batch, :meth:`ProducerBatch.seal` compresses
+the records and prepends the 61-byte header; the producer id, epoch and base
+sequence are stamped once (idempotence) and kept for every retry, so a retried
+batch is byte-for-byte the one first sent.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import struct
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from crc32c import crc32c
+
+from log_engine.client.types import Header, RecordMetadata, TopicPartition
+from log_engine.invariants import check
+from log_engine.records import BATCH_HEADER_SIZE
+from log_engine.records.compression import Compression, compress
+from log_engine.records.varint import write_varint
+
+_HEADER = struct.Struct(">qiibIhiqqqhii")
+_UINT32 = struct.Struct(">I")
+_LOG_OVERHEAD = 12
+_MAGIC = 2
+_CRC_START = 21
+# Upper bound of the bytes a record adds beyond key, value and headers.
+RECORD_OVERHEAD_MAX = 5 + 1 + 10 + 5 + 5 + 5 + 5
+
+_TABLE_SIZE = 1 << 14
+
+
+def _zigzag_bytes(value: int) -> bytes:
+    out = bytearray()
+    write_varint(value, out)
+    return bytes(out)
+
+
+_ZIGZAG = [_zigzag_bytes(n) for n in range(_TABLE_SIZE)]
+_NO_LOCK = contextlib.nullcontext()
+_NULL = b"\x01"  # zigzag -1
+_ZERO = b"\x00"
+
+
+def _varint(value: int) -> bytes:
+    if 0 <= value < _TABLE_SIZE:
+        return _ZIGZAG[value]
+    return _zigzag_bytes(value)
+
+
+class DeliveryFuture(concurrent.futures.Future):  # type: ignore[type-arg]
+    """The ``concurrent.futures.Future`` of one record sent through the sync producer.
+
+    ``Future.__init__`` builds a ``threading.Condition`` per future, which was
+    the largest per-record cost of ``SyncProducer.send`` (measured: about
+    1.5 us of 5 us). These futures share their batch's condition instead: a
+    batch resolves all its futures together while holding that condition, so
+    a waiter only wakes once its own future is done. They behave as ordinary
+    futures for ``result``, ``exception``, callbacks, ``wait`` and
+    ``as_completed``; ``cancel`` returns False, as a record handed to the
+    producer cannot be withdrawn.
+    """
+
+    def __init__(self, condition: threading.Condition) -> None:
+        # Deliberately not Future.__init__: the same attributes, with a shared condition.
+        self._condition = condition
+        self._state = _PENDING
+        self._result = None
+        self._exception = None
+        self._waiters: list[Any] = []
+        self._done_callbacks: list[Any] = []
+
+    def cancel(self) -> bool:
+        return False
+
+
+_PENDING = concurrent.futures.Future()._state
+
+
+def encoded_size(key: bytes | None, value: bytes | None, headers: Sequence[Header] | None) -> int:
+    """An upper bound of the bytes a record takes in a batch (used before appending)."""
+    size = RECORD_OVERHEAD_MAX + (len(key) if key else 0) + (len(value) if value else 0)
+    if headers:
+        for name, hvalue in headers:
+            size += 10 + len(name) * 4 + (len(hvalue) if hvalue else 0)
+    return size
+
+
+class ProducerBatch:
+    """Records for one partition, their futures, and the wire bytes once sealed.
+
+    Appends happen under the accumulator's lock; once the sender drains the
+    batch it is sealed and never changes again, except for its retry state.
+    """
+
+    __slots__ = (
+        "_records",
+        "attempts",
+        "base_sequence",
+        "base_timestamp",
+        "condition",
+        "count",
+        "created_monotonic",
+        "done",
+        "futures",
+        "in_flight",
+        "limit_bytes",
+        "max_timestamp",
+        "producer_epoch",
+        "producer_id",
+        "reserved_bytes",
+        "retry_at_monotonic",
+        "timestamps",
+        "tp",
+        "wire",
+    )
+
+    def __init__(
+        self, tp: TopicPartition, timestamp: int, limit_bytes: int, reserved_bytes: int
+    ) -> None:
+        self.tp = tp
+        self.base_timestamp = timestamp
+        self.max_timestamp = timestamp
+        self.created_monotonic = time.monotonic()
+        self._records = bytearray()
+        self.count = 0
+        self.futures: list[Any] = []
+        self.timestamps: list[int] = []
+        self.limit_bytes = limit_bytes
+        self.reserved_bytes = reserved_bytes
+        self.wire: bytes | None = None
+        self.base_sequence = -1
+        self.producer_id = -1
+        self.producer_epoch = -1
+        self.attempts = 0
+        self.retry_at_monotonic = 0.0
+        self.in_flight = False
+        self.done = False
+        self.condition: threading.Condition | None = None
+
+    @property
+    def size_bytes(self) -> int:
+        """Bytes of encoded records so far (before compression)."""
+        return len(self._records)
+
+    @property
+    def sealed(self) -> bool:
+        return self.wire is not None
+
+    def has_room(self, size_hint: int) -> bool:
+        """Whether a record of about ``size_hint`` bytes fits (an empty batch takes anything)."""
+        return self.wire is None and (
+            self.count == 0 or len(self._records) + size_hint <= self.limit_bytes
+        )
+
+    def append(
+        self,
+        key: bytes | None,
+        value: bytes | None,
+        headers: Sequence[Header] | None,
+        timestamp: int,
+        future: Any,
+    ) -> Any:
+        """Encode one record at the end of the batch (the caller checked :meth:`has_room`).
+
+        Returns ``future``, or a new :class:`DeliveryFuture` when ``future`` is None.
+        """
+        parts: list[bytes] = [_ZERO, _varint(timestamp - self.base_timestamp), _varint(self.count)]
+        if key is None:
+            parts.append(_NULL)
+        else:
+            parts += (_varint(len(key)), key)
+        if value is None:
+            parts.append(_NULL)
+        else:
+            parts += (_varint(len(value)), value)
+        if headers:
+            parts.append(_varint(len(headers)))
+            for name, hvalue in headers:
+                encoded = name.encode()
+                parts += (_varint(len(encoded)), encoded)
+                if hvalue is None:
+                    parts.append(_NULL)
+                else:
+                    parts += (_varint(len(hvalue)), hvalue)
+        else:
+            parts.append(_ZERO)
+        body = b"".join(parts)
+        records = self._records
+        records += _varint(len(body))
+        records += body
+        self.count += 1
+        if timestamp > self.max_timestamp:
+            self.max_timestamp = timestamp
+        if future is None:
+            if self.condition is None:
+                self.condition = threading.Condition()
+            future = DeliveryFuture(self.condition)
+        self.futures.append(future)
+        self.timestamps.append(timestamp)
+        return future
+
+    def seal(
+        self,
+        compression: Compression,
+        producer_id: int = -1,
+        producer_epoch: int = -1,
+        base_sequence: int = -1,
+    ) -> None:
+        """Compress the records and build the wire batch; no appends afterwards.
+
+        Sealing again (after the producer id was reset) keeps the compressed
+        records and only rewrites the idempotence fields and the CRC.
+        """
+        check(self.count > 0, "sealing an empty batch")
+        if self.wire is None:
+            payload = compress(compression, bytes(self._records))
+            self._records = bytearray()
+        else:
+            payload = self.wire[BATCH_HEADER_SIZE:]
+        self.producer_id = producer_id
+        self.producer_epoch = producer_epoch
+        self.base_sequence = base_sequence
+        out = bytearray(BATCH_HEADER_SIZE)
+        _HEADER.pack_into(
+            out,
+            0,
+            0,
+            BATCH_HEADER_SIZE - _LOG_OVERHEAD + len(payload),
+            -1,
+            _MAGIC,
+            0,
+            int(compression),
+            self.count - 1,
+            self.base_timestamp,
+            self.max_timestamp,
+            producer_id,
+            producer_epoch,
+            base_sequence,
+            self.count,
+        )
+        out += payload
+        _UINT32.pack_into(out, 17, crc32c(memoryview(out)[_CRC_START:]))
+        self.wire = bytes(out)
+
+    def complete(self, base_offset: int, log_append_time: int) -> None:
+        """Resolve every record's future with its offset (``base_offset`` -1: unknown)."""
+        if self.done:
+            return
+        self.done = True
+        topic, partition = self.tp
+        timestamps = self.timestamps
+        with self.condition or _NO_LOCK:
+            for i, future in enumerate(self.futures):
+                timestamp = log_append_time if log_append_time >= 0 else timestamps[i]
+                offset = base_offset + i if base_offset >= 0 else -1
+                if not future.done():
+                    future.set_result(RecordMetadata(topic, partition, offset, timestamp))
+
+    def fail(self, exc: BaseException) -> None:
+        """Fail every record's future with ``exc``."""
+        if self.done:
+            return
+        self.done = True
+        with self.condition or _NO_LOCK:
+            for future in self.futures:
+                if not future.done():
+                    future.set_exception(exc)

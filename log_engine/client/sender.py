@@ -1,0 +1,305 @@
+"""The producer's sender task: accumulator -> Produce requests -> futures.
+
+One loop on the event loop: expire batches older than ``delivery.timeout.ms``,
+ask the accumulator which brokers have ready batches, drain one Produce
+request per broker (every ready partition it leads, up to
+``max.request.size``), send it without waiting (the connection pipelines up to
+``max.in.flight.requests.per.connection``) and sleep until the next batch
+lingers long enough or something wakes it.
+
+Responses complete the records' futures. A retriable error (leader moved,
+connection lost, timeout) puts the batch back for a retry after
+``retry.backoff.ms``, until ``retries`` or the delivery timeout run out; any
+other error fails the batch's futures.
+
+With idempotence the sender first gets a producer id (InitProducerId) and
+stamps each batch, when first drained, with the partition's next sequence
+number; retries resend the same bytes, so the broker drops duplicates. When
+sequence state is lost (unknown producer id, a sequence gap after an expired
+batch) the sender takes a new producer id and restarts the sequences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from log_engine.client import errors
+from log_engine.client.accumulator import RecordAccumulator
+from log_engine.client.cluster import Cluster
+from log_engine.client.config import ProducerConfig
+from log_engine.client.producer_batch import ProducerBatch
+from log_engine.client.types import TopicPartition
+from log_engine.protocol import ApiKey
+from log_engine.records.compression import Compression
+
+log = logging.getLogger(__name__)
+
+_SEQUENCE_MAX = 2**31 - 1
+_PRODUCER_STATE_ERRORS = frozenset(
+    {errors.UNKNOWN_PRODUCER_ID, errors.INVALID_PRODUCER_EPOCH, errors.OUT_OF_ORDER_SEQUENCE_NUMBER}
+)
+
+
+class Sender:
+    """Drains the accumulator into Produce requests and resolves the results."""
+
+    def __init__(
+        self,
+        config: ProducerConfig,
+        cluster: Cluster,
+        accumulator: RecordAccumulator,
+        on_batch_done: Any,
+    ) -> None:
+        self._config = config
+        self._cluster = cluster
+        self._acc = accumulator
+        self._on_batch_done = on_batch_done
+        self._compression = Compression.from_name(config.compression_type)
+        self._wakeup = asyncio.Event()
+        self._requests: set[asyncio.Task[None]] = set()
+        self._connecting: set[int] = set()
+        self._node_in_flight: dict[int, int] = {}
+        self._max_in_flight = config.max_in_flight_requests_per_connection
+        self.fatal_error: errors.KafkaError | None = None
+        self._producer_id = -1
+        self._producer_epoch = -1
+        self._next_sequence: dict[TopicPartition, int] = {}
+        self._closing = False
+        self._backoff_s = config.retry_backoff_ms / 1000
+        self._delivery_timeout_s = config.delivery_timeout_ms / 1000
+
+    def wakeup(self) -> None:
+        """Make the loop look at the accumulator now (call on the event loop)."""
+        self._wakeup.set()
+
+    @property
+    def in_flight(self) -> int:
+        """Produce requests awaiting their response."""
+        return len(self._requests)
+
+    async def run(self) -> None:
+        """The send loop; returns once closing and nothing is left to send."""
+        while True:
+            self._wakeup.clear()
+            if self.fatal_error is not None:
+                self.fail_all(self.fatal_error)
+                delay_s = 1.0
+            elif self._config.idempotent and self._producer_id < 0:
+                await self._init_producer_id()
+                continue
+            else:
+                delay_s = self._run_once(time.monotonic())
+            if self._closing and not self._acc.incomplete:
+                break
+            if self._wakeup.is_set():
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay_s):
+                    await self._wakeup.wait()
+        if self._requests:
+            await asyncio.gather(*self._requests, return_exceptions=True)
+
+    def begin_close(self) -> None:
+        """Send what is queued (no more lingering), then let :meth:`run` return."""
+        self._closing = True
+        self._acc.closing = True
+        self.wakeup()
+
+    def fail_all(self, exc: BaseException) -> None:
+        """Fail every queued batch (closing without waiting)."""
+        for batch in self._acc.drop_all():
+            self._finish(batch, exc)
+
+    # -- one pass ------------------------------------------------------------------------
+
+    def _run_once(self, now: float) -> float:
+        for batch in self._acc.expire(now, self._delivery_timeout_s):
+            self._expire(batch, now)
+        metadata = self._cluster.metadata
+        nodes, delay_s, unknown_leader = self._acc.ready(metadata, now)
+        if unknown_leader:
+            self._cluster.request_refresh()
+            delay_s = min(delay_s, max(self._backoff_s, 0.01))
+        for node in nodes:
+            if self._cluster.open_connection(node) is None:
+                self._connect_later(node)
+                continue
+            if self._node_in_flight.get(node, 0) >= self._max_in_flight:
+                continue
+            batches = self._acc.drain(metadata, node, self._config.max_request_size, now)
+            if batches:
+                self._stamp(batches)
+                self._node_in_flight[node] = self._node_in_flight.get(node, 0) + 1
+                task = asyncio.get_running_loop().create_task(self._produce(node, batches))
+                self._requests.add(task)
+                task.add_done_callback(self._requests.discard)
+        return delay_s
+
+    def _connect_later(self, node: int) -> None:
+        if node in self._connecting:
+            return
+        self._connecting.add(node)
+
+        async def connect() -> None:
+            try:
+                await self._cluster.connection(node)
+            except errors.KafkaError as exc:
+                log.debug("connecting to broker %s failed: %s", node, exc)
+                self._cluster.request_refresh()
+                await asyncio.sleep(self._backoff_s)
+            finally:
+                self._connecting.discard(node)
+                self.wakeup()
+
+        task = asyncio.get_running_loop().create_task(connect())
+        self._requests.add(task)
+        task.add_done_callback(self._requests.discard)
+
+    def _stamp(self, batches: list[ProducerBatch]) -> None:
+        """Seal newly drained batches; with idempotence give them their sequences."""
+        for batch in batches:
+            if not self._config.idempotent:
+                if not batch.sealed:
+                    batch.seal(self._compression)
+                continue
+            if batch.sealed and (batch.producer_id, batch.producer_epoch) == (
+                self._producer_id,
+                self._producer_epoch,
+            ):
+                continue  # a retry: same bytes as before
+            sequence = self._next_sequence.get(batch.tp, 0)
+            self._next_sequence[batch.tp] = (sequence + batch.count) & _SEQUENCE_MAX
+            batch.seal(self._compression, self._producer_id, self._producer_epoch, sequence)
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def _produce(self, node: int, batches: list[ProducerBatch]) -> None:
+        topics: dict[str, list[dict[str, Any]]] = {}
+        for batch in batches:
+            topics.setdefault(batch.tp.topic, []).append(
+                {"index": batch.tp.partition, "records": batch.wire}
+            )
+        body = {
+            "transactional_id": None,
+            "acks": self._config.acks,
+            "timeout_ms": self._config.request_timeout_ms,
+            "topic_data": [
+                {"name": name, "partition_data": parts} for name, parts in topics.items()
+            ],
+        }
+        try:
+            conn = await self._cluster.connection(node)
+            if self._config.acks == 0:
+                await conn.send_no_response(ApiKey.PRODUCE, body)
+                for batch in batches:
+                    self._complete(batch, -1, -1)
+                return
+            response = await conn.send(ApiKey.PRODUCE, body)
+        except errors.KafkaError as exc:
+            self._cluster.request_refresh()
+            for batch in batches:
+                self._retry_or_fail(batch, exc.errno, exc)
+            return
+        finally:
+            self._node_in_flight[node] -= 1
+            self.wakeup()
+        self._handle_response(batches, response)
+
+    def _handle_response(self, batches: list[ProducerBatch], response: dict[str, Any]) -> None:
+        by_tp = {batch.tp: batch for batch in batches}
+        for topic in response["responses"]:
+            for part in topic["partition_responses"]:
+                batch = by_tp.pop(TopicPartition(topic["name"], part["index"]), None)
+                if batch is not None:
+                    self._handle_partition(batch, part)
+        for batch in by_tp.values():  # a broker that left a partition out of its answer
+            self._retry_or_fail(
+                batch,
+                errors.NETWORK_EXCEPTION,
+                errors.network_error(f"no produce result for {batch.tp}"),
+            )
+
+    def _handle_partition(self, batch: ProducerBatch, part: dict[str, Any]) -> None:
+        code = part["error_code"]
+        if code == errors.NONE:
+            self._complete(batch, part["base_offset"], part.get("log_append_time_ms", -1))
+        elif code == errors.DUPLICATE_SEQUENCE_NUMBER:
+            self._complete(batch, -1, -1)  # written by an earlier attempt
+        else:
+            message = part.get("error_message") or ""
+            exc = errors.kafka_error(code, f"producing to {batch.tp}: {message}".rstrip(": "))
+            if code in errors.METADATA_ERRORS:
+                self._cluster.request_refresh()
+            self._retry_or_fail(batch, code, exc)
+
+    def _retry_or_fail(self, batch: ProducerBatch, code: int, exc: BaseException) -> None:
+        now = time.monotonic()
+        # Behind a batch that failed first, a sequence gap is expected: retry in order.
+        retriable = errors.is_retriable(exc) or (
+            code == errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self._acc.is_retrying(batch.tp)
+        )
+        expired = now - batch.created_monotonic >= self._delivery_timeout_s
+        if retriable and batch.attempts < self._config.retries and not expired:
+            self._acc.reenqueue(batch, self._backoff_s)
+            return
+        if self._config.idempotent and code in _PRODUCER_STATE_ERRORS:
+            self._reset_producer_id()
+        self._finish(batch, exc)
+
+    def _expire(self, batch: ProducerBatch, now: float) -> None:
+        age_ms = int((now - batch.created_monotonic) * 1000)
+        if batch.base_sequence >= 0:
+            self._reset_producer_id()  # the sequence now has a gap
+        self._finish(
+            batch,
+            errors.timeout_error(
+                f"expiring {batch.count} record(s) for {batch.tp}: {age_ms} ms has passed "
+                "since batch creation (delivery.timeout.ms)"
+            ),
+        )
+
+    def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
+        batch.complete(base_offset, log_append_time)
+        self._acc.finished(batch)
+        self._on_batch_done()
+
+    def _finish(self, batch: ProducerBatch, exc: BaseException) -> None:
+        batch.fail(exc)
+        self._acc.finished(batch)
+        self._on_batch_done()
+
+    # -- idempotence ---------------------------------------------------------------------
+
+    async def _init_producer_id(self) -> None:
+        body = {
+            "transactional_id": None,
+            "transaction_timeout_ms": self._config.transaction_timeout_ms,
+        }
+        try:
+            conn = await self._cluster.any_connection()
+            response = await conn.send(ApiKey.INIT_PRODUCER_ID, body)
+            errors.check_error(response["error_code"], "InitProducerId")
+        except errors.KafkaError as exc:
+            if not exc.retriable:
+                log.error("cannot get a producer id: %s", exc)
+                self.fatal_error = exc
+            else:
+                await asyncio.sleep(self._backoff_s)
+            return
+        self._producer_id = response["producer_id"]
+        self._producer_epoch = response["producer_epoch"]
+        self._next_sequence.clear()
+        log.debug("producer id %s epoch %s", self._producer_id, self._producer_epoch)
+
+    def _reset_producer_id(self) -> None:
+        if self._producer_id < 0:
+            return
+        log.info("resetting producer id %s after losing sequence state", self._producer_id)
+        self._producer_id = -1
+        self._producer_epoch = -1
+        self._next_sequence.clear()
+        self._acc.forget_retries()
