@@ -12,8 +12,9 @@ Run ``python -m bench.storage`` (1 GiB) or ``python -m bench.storage --quick``.
    batch, like one append per batch), fsync once at the end; read it back
    with ``os.pread`` in the same chunk size.
 
-Each round uses a fresh temp dir; rounds alternate which side writes first
-(writeback of one phase can slow the next) and the medians are reported.
+Each round uses a fresh temp dir; rounds alternate which side writes and
+reads first (writeback of one phase can slow the next) and the medians are
+reported.
 Prints one JSON line with throughputs, the log/file ratios and the parameters.
 """
 
@@ -99,7 +100,10 @@ def _read_file(path: Path, chunk_bytes: int) -> tuple[float, int]:
 
 
 def _one_round(args: argparse.Namespace, batches: list[bytes], log_first: bool) -> dict[str, float]:
-    """One append/write/read/read round in a fresh temp dir; seconds per phase."""
+    """One write/write/read/read round in a fresh temp dir; seconds per phase.
+
+    ``log_first`` decides which side goes first in both the write and the read phase.
+    """
     config = LogConfig.from_properties({"flush.ms": str(10**9)})
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         file_path = Path(tmp) / "plain.bin"
@@ -111,8 +115,11 @@ def _one_round(args: argparse.Namespace, batches: list[bytes], log_first: bool) 
         if log_first:
             file_write_s = _write_file(file_path, batches, appended)
         size = log.size_bytes
-        read_s, read_bytes = _read_log(log, args.read_chunk_bytes)
+        if log_first:
+            read_s, read_bytes = _read_log(log, args.read_chunk_bytes)
         file_read_s, file_bytes = _read_file(file_path, args.read_chunk_bytes)
+        if not log_first:
+            read_s, read_bytes = _read_log(log, args.read_chunk_bytes)
         log.close()
     if read_bytes != size or file_bytes != size:
         raise SystemExit(f"read {read_bytes} / {file_bytes} bytes, wrote {size}")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import mmap
 import os
 import struct
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -93,12 +92,14 @@ class IndexFile:
         self._position += size
         self._last = fields
 
-    def _bisect(self, key: Callable[[tuple[Any, ...]], int], target: int) -> int:
-        """Index of the last entry whose key is <= target, or -1 (keys must not decrease)."""
+    def _bisect(self, field: int, target: int) -> int:
+        """Index of the last entry whose ``field`` is <= target, or -1 (fields must not
+        decrease). The lookup hot path: unpacks straight from the map."""
+        mapped, unpack, size = self._map, self.ENTRY.unpack_from, self.ENTRY.size
         lo, hi = 0, self._entries
         while lo < hi:
             mid = (lo + hi) // 2
-            if key(self.entry(mid)) <= target:
+            if unpack(mapped, mid * size)[field] <= target:  # type: ignore[arg-type]
                 lo = mid + 1
             else:
                 hi = mid

@@ -56,7 +56,7 @@ class OffsetIndex(IndexFile):
 
     def lookup(self, offset: int) -> tuple[int, int]:
         """The entry with the largest offset <= ``offset``, or ``(base offset, 0)``."""
-        index = self._bisect(lambda e: e[0], offset - self.base_offset)
+        index = self._bisect(0, offset - self.base_offset)
         if index < 0:
             return self.base_offset, 0
         relative, position = self.entry(index)
@@ -64,8 +64,8 @@ class OffsetIndex(IndexFile):
 
     def last_entry_before(self, position: int, offset: int) -> tuple[int, int] | None:
         """The last entry whose position is <= ``position`` and offset < ``offset``, if any."""
-        by_position = self._bisect(lambda e: e[1], position)
-        by_offset = self._bisect(lambda e: e[0], offset - self.base_offset - 1)
+        by_position = self._bisect(1, position)
+        by_offset = self._bisect(0, offset - self.base_offset - 1)
         index = min(by_position, by_offset)
         if index < 0:
             return None
@@ -74,7 +74,7 @@ class OffsetIndex(IndexFile):
 
     def entry_before(self, position: int) -> tuple[int, int] | None:
         """The last entry whose position is < ``position``, if any."""
-        index = self._bisect(lambda e: e[1], position - 1)
+        index = self._bisect(1, position - 1)
         if index < 0:
             return None
         relative, found = self.entry(index)
@@ -82,11 +82,11 @@ class OffsetIndex(IndexFile):
 
     def truncate_to(self, offset: int) -> None:
         """Remove entries for offsets >= ``offset``."""
-        self.truncate_entries(self._bisect(lambda e: e[0], offset - self.base_offset - 1) + 1)
+        self.truncate_entries(self._bisect(0, offset - self.base_offset - 1) + 1)
 
     def truncate_to_position(self, position: int) -> None:
         """Remove entries pointing at or past ``position`` (the log was cut there)."""
-        self.truncate_entries(self._bisect(lambda e: e[1], position - 1) + 1)
+        self.truncate_entries(self._bisect(1, position - 1) + 1)
 
     def sanity_check(self, log_size: int) -> None:
         """Raise CorruptIndexError unless the file is whole entries, sorted and inside the log."""

@@ -67,7 +67,7 @@ class TimeIndex(IndexFile):
 
     def lookup(self, timestamp: int) -> tuple[int, int]:
         """The entry with the largest timestamp <= ``timestamp``, or ``(-1, base offset)``."""
-        index = self._bisect(lambda e: e[0], timestamp)
+        index = self._bisect(0, timestamp)
         if index < 0:
             return NO_TIMESTAMP, self.base_offset
         found, relative = self.entry(index)
@@ -75,7 +75,7 @@ class TimeIndex(IndexFile):
 
     def truncate_to(self, offset: int) -> None:
         """Remove entries whose offset is >= ``offset``."""
-        self.truncate_entries(self._bisect(lambda e: e[1], offset - self.base_offset - 1) + 1)
+        self.truncate_entries(self._bisect(1, offset - self.base_offset - 1) + 1)
 
     def sanity_check(self) -> None:
         """Raise CorruptIndexError unless whole entries with increasing timestamps and offsets."""
