@@ -1,0 +1,177 @@
+"""Broker throughput with librdkafka (confluent-kafka) and with our own client.
+
+Starts ``sluice broker`` in its own process on a temporary data directory, then:
+
+1. librdkafka produces N records of 100 bytes (linger 5 ms, batch 1 MiB, acks=1)
+   and a librdkafka consumer reads them back;
+2. librdkafka produces 1 KB records (MB/s);
+3. our client (``log_engine.client``) produces and consumes 100-byte records;
+4. the storage layer's raw append rate for the same 100-byte batches (in-process),
+   as the ceiling the broker is measured against.
+
+Prints one JSON line. ``--quick`` runs in under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.support.broker_process import BrokerProcess
+
+RECORD_BYTES = 100
+
+
+def _create(bootstrap: str, topic: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
+
+
+def librdkafka_produce(bootstrap: str, topic: str, count: int, size: int) -> float:
+    """Seconds to produce ``count`` records of ``size`` bytes and get them acknowledged."""
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "linger.ms": 5,
+            "batch.size": 1 << 20,
+            "acks": 1,
+            "queue.buffering.max.messages": 1_000_000,
+            "queue.buffering.max.kbytes": 1 << 20,
+            "message.max.bytes": 2 << 20,
+        }
+    )
+    payload = b"x" * size
+    started = time.perf_counter()
+    for _ in range(count):
+        while True:
+            try:
+                producer.produce(topic, payload)
+                break
+            except BufferError:
+                producer.poll(0.001)
+    remaining = producer.flush(120)
+    elapsed = time.perf_counter() - started
+    if remaining:
+        raise RuntimeError(f"{remaining} records not delivered")
+    return elapsed
+
+
+def librdkafka_consume(bootstrap: str, topic: str, count: int) -> float:
+    """Seconds to consume ``count`` records from the beginning of partition 0."""
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "bench",
+            "enable.auto.commit": False,
+            "fetch.max.bytes": 64 << 20,
+            "max.partition.fetch.bytes": 16 << 20,
+            "queued.max.messages.kbytes": 256 << 10,
+        }
+    )
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    received = 0
+    started = time.perf_counter()
+    while received < count:
+        for msg in consumer.consume(100_000, timeout=1.0):
+            if msg.error() is None:
+                received += 1
+    elapsed = time.perf_counter() - started
+    consumer.close()
+    return elapsed
+
+
+def our_client(bootstrap: str, topic: str, count: int) -> dict[str, float]:
+    """Records/s for our producer and consumer (sync facades) on 100-byte records."""
+    from log_engine.client import SyncConsumer, SyncProducer
+    from log_engine.client import TopicPartition as OurTP
+
+    producer = SyncProducer(
+        {"bootstrap.servers": bootstrap, "linger.ms": 5, "batch.size": 1 << 20, "acks": 1}
+    )
+    payload = b"x" * RECORD_BYTES
+    started = time.perf_counter()
+    for _ in range(count):
+        producer.send(topic, payload)
+    producer.flush(120)
+    produce_s = time.perf_counter() - started
+    producer.close()
+    consumer = SyncConsumer({"bootstrap.servers": bootstrap})
+    consumer.assign([OurTP(topic, 0)])
+    consumer.seek(OurTP(topic, 0), 0)
+    received = 0
+    started = time.perf_counter()
+    while received < count:
+        received += len(consumer.poll(1000))
+    consume_s = time.perf_counter() - started
+    consumer.close()
+    return {
+        "client_produce_records_s": count / produce_s,
+        "client_consume_records_s": count / consume_s,
+    }
+
+
+def storage_append_rate(directory: Path, count: int) -> float:
+    """Records/s appending 1000-record batches of 100-byte values to a PartitionLog."""
+    from log_engine.storage.partition_log import PartitionLog
+
+    from log_engine.records import Record, build_batch
+    from log_engine.storage.config import LogConfig
+
+    batch = build_batch([Record(None, b"x" * RECORD_BYTES)] * 1000)
+    log = PartitionLog.open(directory, LogConfig())
+    started = time.perf_counter()
+    for _ in range(count // 1000):
+        log.append(batch)
+    log.flush()
+    elapsed = time.perf_counter() - started
+    log.close()
+    return (count // 1000) * 1000 / elapsed
+
+
+def run(count: int, kb_count: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sluice-bench-") as tmp:
+        broker = BrokerProcess(Path(tmp) / "data").start()
+        try:
+            _create(broker.bootstrap, "bench100")
+            _create(broker.bootstrap, "bench1k")
+            _create(broker.bootstrap, "benchours")
+            produce_s = librdkafka_produce(broker.bootstrap, "bench100", count, RECORD_BYTES)
+            consume_s = librdkafka_consume(broker.bootstrap, "bench100", count)
+            kb_s = librdkafka_produce(broker.bootstrap, "bench1k", kb_count, 1024)
+            ours = our_client(broker.bootstrap, "benchours", count // 2)
+        finally:
+            broker.stop()
+        storage = storage_append_rate(Path(tmp) / "storage-bench-0", count)
+    mb = count * RECORD_BYTES / 1e6
+    return {
+        "records": count,
+        "record_bytes": RECORD_BYTES,
+        "produce_records_s": round(count / produce_s),
+        "produce_mb_s": round(mb / produce_s, 1),
+        "consume_records_s": round(count / consume_s),
+        "consume_mb_s": round(mb / consume_s, 1),
+        "produce_1kb_mb_s": round(kb_count * 1024 / 1e6 / kb_s, 1),
+        **{k: round(v) for k, v in ours.items()},
+        "storage_append_records_s": round(storage),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a run under a minute")
+    parser.add_argument("--records", type=int, default=None, help="100-byte records (2M)")
+    args = parser.parse_args()
+    count = args.records or (300_000 if args.quick else 2_000_000)
+    kb_count = count // 4
+    print(json.dumps(run(count, kb_count)))
+
+
+if __name__ == "__main__":
+    main()
