@@ -4,6 +4,8 @@
 - ``sluice standalone [worker.properties]`` runs the embedded default: a
   single-node broker (and, as the Connect runtime lands, the worker, the REST
   API and the pipelines folder watcher) in one process.
+- ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
+  (:mod:`connect_worker.log_commands`).
 """
 
 from __future__ import annotations
@@ -16,9 +18,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from connect_worker import log_commands
 from connect_worker.properties import PropertiesError, load_properties
 from log_engine.broker.broker import run_broker
 from log_engine.broker.config import BrokerConfig, BrokerConfigError
+from log_engine.protocol.errors import KafkaError
 
 log = logging.getLogger("sluice")
 
@@ -36,6 +40,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PropertiesError, BrokerConfigError) as exc:
         print(f"sluice: {exc}", file=sys.stderr)
         return 2
+    except KafkaError as exc:
+        print(f"sluice: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -58,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("config", nargs="?", type=Path, help="worker.properties")
     standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
     standalone.set_defaults(run=_run_standalone)
+    log_commands.add_commands(commands)
     return parser
 
 
