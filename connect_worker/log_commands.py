@@ -195,11 +195,13 @@ def run_consume(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     config: dict[str, Any] = {
         "bootstrap.servers": args.bootstrap_server,
         "auto.offset.reset": "earliest" if args.from_beginning else "latest",
+        "enable.auto.commit": False,  # commit exactly what was printed, on exit
     }
     if args.group:
         config["group.id"] = args.group
     consumer = SyncConsumer(config)
     printed = 0
+    consumed: dict[TopicPartition, int] = {}  # what was printed, to commit exactly that
     try:
         _start(consumer, args)
         for record in _records(consumer, args.timeout_ms):
@@ -211,13 +213,14 @@ def run_consume(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             parts.append(_text(record.value))
             print("\t".join(parts), file=out, flush=True)
             printed += 1
+            consumed[TopicPartition(record.topic, record.partition)] = record.offset + 1
             if args.max_messages is not None and printed >= args.max_messages:
                 break
-        if args.group:
-            consumer.commit()
     except KeyboardInterrupt:
         pass
     finally:
+        if args.group and consumed:
+            consumer.commit(consumed)
         consumer.close()
     print(f"Processed {printed} messages.", file=sys.stderr)
     return 0
