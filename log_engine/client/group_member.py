@@ -38,6 +38,7 @@ log = logging.getLogger(__name__)
 NO_GENERATION = -1
 _COORDINATOR_PURPOSE = "group"
 _JOIN_TIMEOUT_SLACK_MS = 5000
+_LEAVE_GROUP_VERSION_MAX = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +180,11 @@ class GroupMember:
                     "member_id": self.member_id,
                     "members": [{"member_id": self.member_id, "group_instance_id": None}],
                 }
-                await conn.send(ApiKey.LEAVE_GROUP, body)
+                # v3+ only adds leaving by group.instance.id (static members do not leave);
+                # v2 at most is read the same way by every broker (librdkafka's mock
+                # cluster advertises v3+ but reads them as v2 and ignores the leave).
+                version = min(conn.api_version(ApiKey.LEAVE_GROUP), _LEAVE_GROUP_VERSION_MAX)
+                await conn.send(ApiKey.LEAVE_GROUP, body, version=version)
         self._reset_generation(forget_member_id=True)
 
     async def close(self) -> None:

@@ -1,0 +1,138 @@
+"""Our client against a Sluice broker process: admin calls, round trips, groups, offsets.
+
+The librdkafka mock cluster lacks the admin APIs (CreateTopics, DescribeConfigs,
+ListGroups, ...), so they are exercised here against our own broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from log_engine.client import (
+    Consumer,
+    NewTopic,
+    OffsetAndMetadata,
+    SyncAdmin,
+    SyncConsumer,
+    SyncProducer,
+    TopicPartition,
+)
+from log_engine.client.admin import ConfigResource
+from log_engine.protocol.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from tests.support.broker_process import BrokerProcess
+
+pytestmark = pytest.mark.compat
+
+
+def test_admin_topic_lifecycle(broker: BrokerProcess, topic_name: str) -> None:
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        admin.create_topics([NewTopic(topic_name, 3, 1, {"retention.ms": "60000"})])
+        with pytest.raises(TopicAlreadyExistsError):
+            admin.create_topic(topic_name)
+        admin.create_topic(topic_name, if_not_exists=True)
+        assert topic_name in admin.list_topics()
+        (description,) = admin.describe_topics([topic_name]).values()
+        assert [p.partition for p in description.partitions] == [0, 1, 2]
+        admin.create_partitions({topic_name: 4})
+        assert len(admin.describe_topics([topic_name])[topic_name].partitions) == 4
+        resource = ConfigResource("topic", topic_name)
+        configs = admin.describe_configs([resource])[resource]
+        assert configs["retention.ms"].value == "60000"
+        assert admin.describe_cluster().brokers[0].port == broker.port
+        admin.delete_topics([topic_name])
+        assert topic_name not in admin.list_topics()
+        with pytest.raises(UnknownTopicOrPartitionError):
+            admin.delete_topics([topic_name])
+        admin.delete_topics([topic_name], if_exists=True)
+
+
+def test_round_trip_with_offsets_and_record_deletion(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        admin.create_topic(topic_name, 2)
+        with SyncProducer({"bootstrap.servers": broker.bootstrap, "compression.type": "zstd"}) as p:
+            futures = [p.send(topic_name, b"v%d" % i, key=b"k%d" % i) for i in range(100)]
+            p.flush(30)
+        delivered = [f.result(0) for f in futures]
+        tp0 = TopicPartition(topic_name, 0)
+        count0 = sum(1 for m in delivered if m.partition == 0)
+        latest = admin.list_offsets({tp0: "latest"})
+        assert latest[tp0][0] == count0
+        assert admin.delete_records({tp0: 2}) == {tp0: 2}
+        assert admin.list_offsets({tp0: "earliest"})[tp0][0] == 2
+        by_time = admin.list_offsets({tp0: delivered[0].timestamp})
+        assert by_time[tp0][0] >= 2
+
+    consumer = SyncConsumer(
+        {"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "earliest"}
+    )
+    consumer.assign([tp0, TopicPartition(topic_name, 1)])
+    records = []
+    deadline = time.monotonic() + 30
+    while len(records) < 98 and time.monotonic() < deadline:
+        records += consumer.poll(1.0)
+    assert consumer.position(tp0) == count0
+    consumer.seek(tp0, 5)
+    again = consumer.poll(5.0)
+    consumer.close()
+    assert sorted(r.value for r in records) == sorted(
+        b"v%d" % i for i, m in enumerate(delivered) if m.partition == 1 or m.offset >= 2
+    )
+    assert again and again[0].offset == 5
+
+
+def test_group_members_share_partitions_and_admin_sees_the_group(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    group = f"g-{topic_name}"
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        admin.create_topic(topic_name, 4)
+
+    async def scenario() -> tuple[set[TopicPartition], set[TopicPartition]]:
+        config = {
+            "bootstrap.servers": broker.bootstrap,
+            "group.id": group,
+            "auto.offset.reset": "earliest",
+            "heartbeat.interval.ms": "100",
+            "partition.assignment.strategy": "roundrobin",
+            "enable.auto.commit": "false",
+        }
+        first, second = Consumer(config), Consumer(config)
+        first.subscribe([topic_name])
+        second.subscribe([topic_name])
+
+        async def keep_polling(consumer: Consumer) -> None:
+            while True:
+                await consumer.poll(50)
+
+        tasks = [asyncio.ensure_future(keep_polling(c)) for c in (first, second)]
+        deadline = time.monotonic() + 30
+        while not (len(first.assignment()) == 2 and len(second.assignment()) == 2):
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0.05)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await first.commit({TopicPartition(topic_name, p): 1 for p in range(4)})
+        result = first.assignment(), second.assignment()
+        await first.close()
+        await second.close()
+        return result
+
+    mine, theirs = asyncio.run(scenario())
+    assert mine | theirs == {TopicPartition(topic_name, p) for p in range(4)}
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        assert group in {g.group_id for g in admin.list_groups()}
+        assert admin.describe_groups([group])[group].state == "Empty"
+        tps = [TopicPartition(topic_name, p) for p in range(4)]
+        assert admin.list_consumer_group_offsets(group, tps) == dict.fromkeys(
+            tps, OffsetAndMetadata(1)
+        )
+        reset = admin.reset_consumer_group_offsets(group, tps, "earliest")
+        assert reset == dict.fromkeys(tps, 0)
+        admin.alter_consumer_group_offsets(group, {tps[0]: 7})
+        assert admin.list_consumer_group_offsets(group, tps[:1]) == {tps[0]: OffsetAndMetadata(7)}
