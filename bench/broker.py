@@ -27,6 +27,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from tests.support.broker_process import BrokerProcess
 
 RECORD_BYTES = 100
+_PHASE_TIMEOUT_S = 120.0  # every loop is bounded: a lost record fails the run
 
 
 def _create(bootstrap: str, topic: str) -> None:
@@ -84,6 +85,8 @@ def librdkafka_consume(bootstrap: str, topic: str, count: int) -> float:
         for msg in consumer.consume(100_000, timeout=1.0):
             if msg.error() is None:
                 received += 1
+        if time.perf_counter() - started > _PHASE_TIMEOUT_S:
+            raise RuntimeError(f"librdkafka read {received} of {count} records")
     elapsed = time.perf_counter() - started
     consumer.close()
     return elapsed
@@ -99,18 +102,22 @@ def our_client(bootstrap: str, topic: str, count: int) -> dict[str, float]:
     )
     payload = b"x" * RECORD_BYTES
     started = time.perf_counter()
-    for _ in range(count):
-        producer.send(topic, payload)
+    futures = [producer.send(topic, payload) for _ in range(count)]
     producer.flush(120)
     produce_s = time.perf_counter() - started
     producer.close()
+    failed = [f.exception() for f in futures if f.exception() is not None]
+    if failed:
+        raise RuntimeError(f"our producer failed {len(failed)} records: {failed[0]}")
     consumer = SyncConsumer({"bootstrap.servers": bootstrap})
     consumer.assign([OurTP(topic, 0)])
     consumer.seek(OurTP(topic, 0), 0)
     received = 0
     started = time.perf_counter()
     while received < count:
-        received += len(consumer.poll(1000))
+        received += len(consumer.poll(1.0))
+        if time.perf_counter() - started > _PHASE_TIMEOUT_S:
+            raise RuntimeError(f"our consumer read {received} of {count} records")
     consume_s = time.perf_counter() - started
     consumer.close()
     return {
