@@ -155,9 +155,15 @@ class ProducerBatch:
         return self.wire is not None
 
     def has_room(self, size_hint: int) -> bool:
-        """Whether a record of about ``size_hint`` bytes fits (an empty batch takes anything)."""
+        """Whether a record of about ``size_hint`` bytes fits (an empty batch takes anything).
+
+        The limit (``batch.size``) counts the whole batch, header included, as the Java
+        client does, so a full batch never exceeds a broker's ``max.message.bytes`` of
+        the same size.
+        """
         return self.wire is None and (
-            self.count == 0 or len(self._records) + size_hint <= self.limit_bytes
+            self.count == 0
+            or BATCH_HEADER_SIZE + len(self._records) + size_hint <= self.limit_bytes
         )
 
     def append(
