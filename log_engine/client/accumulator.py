@@ -48,6 +48,7 @@ class RecordAccumulator:
         self._lock = threading.Lock()
         self._memory_freed = threading.Condition(self._lock)
         self._batches: dict[str, dict[int, deque[ProducerBatch]]] = {}
+        self._sticky_batches: dict[str, ProducerBatch] = {}  # open batch of unkeyed records
         self._partitioner = partitioner
         self._batch_size = config.batch_size
         self._linger_s = config.linger_ms / 1000
@@ -84,38 +85,62 @@ class RecordAccumulator:
         what happened and the record's future (None with ``NO_MEMORY``).
         """
         with self._lock:
+            if partition is None:
+                sticky = self._sticky_batches.get(topic)
+                if sticky is not None and sticky.has_room(size_hint):  # the hot path
+                    return AppendResult.APPENDED, sticky.append(
+                        key, value, headers, timestamp, future
+                    )
             parts = self._batches.get(topic)
             if parts is None:
                 parts = self._batches[topic] = {}
-            sticky = partition is None
-            if partition is None:
-                partition = self._partitioner.partition(topic, num_partitions, available)
-            dq = parts.get(partition)
-            if dq:
-                last = dq[-1]
-                if last.has_room(size_hint):
-                    future = last.append(key, value, headers, timestamp, future)
-                    return AppendResult.APPENDED, future
-            if sticky:
-                self._partitioner.on_batch_closed(topic, partition, num_partitions, available)
-                partition = self._partitioner.partition(topic, num_partitions, available)
+            if partition is not None:
                 dq = parts.get(partition)
                 if dq and dq[-1].has_room(size_hint):
-                    future = dq[-1].append(key, value, headers, timestamp, future)
-                    return AppendResult.APPENDED, future
-            reserve = max(self._batch_size, size_hint)
-            if reserve > self._free_bytes:
-                return AppendResult.NO_MEMORY, None
-            self._free_bytes -= reserve
-            batch = ProducerBatch(
-                TopicPartition(topic, partition), timestamp, self._batch_size, reserve
+                    return AppendResult.APPENDED, dq[-1].append(
+                        key, value, headers, timestamp, future
+                    )
+                return self._start_batch(
+                    topic, partition, parts, size_hint, (key, value, headers, timestamp, future)
+                )
+            # Sticky: a record that would start a batch moves the topic on first (KIP-480).
+            current = self._partitioner.partition(topic, num_partitions, available)
+            self._partitioner.on_batch_closed(topic, current, num_partitions, available)
+            partition = self._partitioner.partition(topic, num_partitions, available)
+            dq = parts.get(partition)
+            if dq and dq[-1].has_room(size_hint):
+                self._sticky_batches[topic] = dq[-1]
+                return AppendResult.APPENDED, dq[-1].append(key, value, headers, timestamp, future)
+            result = self._start_batch(
+                topic, partition, parts, size_hint, (key, value, headers, timestamp, future)
             )
-            future = batch.append(key, value, headers, timestamp, future)
-            if dq is None:
-                dq = parts[partition] = deque()
-            dq.append(batch)
-            self.incomplete.add(batch)
-            return AppendResult.NEW_BATCH, future
+            if result[0] is AppendResult.NEW_BATCH:
+                self._sticky_batches[topic] = parts[partition][-1]
+            return result
+
+    def _start_batch(
+        self,
+        topic: str,
+        partition: int,
+        parts: dict[int, deque[ProducerBatch]],
+        size_hint: int,
+        record: tuple[bytes | None, bytes | None, Sequence[Header] | None, int, Any],
+    ) -> tuple[AppendResult, Any]:
+        """Open a batch for ``record`` if ``buffer.memory`` allows (lock held)."""
+        reserve = max(self._batch_size, size_hint)
+        if reserve > self._free_bytes:
+            return AppendResult.NO_MEMORY, None
+        self._free_bytes -= reserve
+        batch = ProducerBatch(
+            TopicPartition(topic, partition), record[3], self._batch_size, reserve
+        )
+        future = batch.append(*record)
+        dq = parts.get(partition)
+        if dq is None:
+            dq = parts[partition] = deque()
+        dq.append(batch)
+        self.incomplete.add(batch)
+        return AppendResult.NEW_BATCH, future
 
     def wait_for_memory(self, timeout_s: float) -> bool:
         """Block the calling thread until a batch frees memory or ``timeout_s`` passes."""
@@ -203,6 +228,7 @@ class RecordAccumulator:
                 dq.popleft()
                 total += head.size_bytes
                 head.in_flight = True
+                head.closed = True
                 self._in_flight[head.tp] = self._in_flight.get(head.tp, 0) + 1
                 out.append(head)
         return out
@@ -245,13 +271,17 @@ class RecordAccumulator:
                 for dq in parts.values():
                     while dq and now - dq[0].created_monotonic >= delivery_timeout_s:
                         expired.append(dq.popleft())
+                        expired[-1].closed = True
         return expired
 
     def drop_all(self) -> list[ProducerBatch]:
         """Remove and return every queued batch (closing without waiting)."""
         with self._lock:
             out = [b for parts in self._batches.values() for dq in parts.values() for b in dq]
+            for batch in out:
+                batch.closed = True
             self._batches.clear()
+            self._sticky_batches.clear()
         return out
 
     def has_queued(self) -> bool:

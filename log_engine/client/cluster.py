@@ -181,26 +181,24 @@ class Cluster:
         self.add_topics([topic])
         backoff_s = max(self._config.retry_backoff_ms, 10) / 1000
         last_error = errors.UNKNOWN_TOPIC_OR_PARTITION
+        info = self.metadata.topics.get(topic)
         try:
             async with asyncio.timeout(timeout_ms / 1000):
-                while True:
-                    info = self.metadata.topics.get(topic)
-                    if info is not None and info.error_code == 0 and info.partitions:
-                        return info
+                attempts = 0
+                while info is None or info.error_code or not info.partitions:
                     if info is not None and info.error_code:
                         last_error = info.error_code
                         if not errors.error_for_code(last_error).retriable:
                             errors.check_error(last_error, f"metadata for topic {topic!r}")
+                    if attempts:
+                        await asyncio.sleep(backoff_s)
+                    attempts += 1
                     try:
-                        await self.refresh([topic])
+                        info = (await self.refresh([topic])).topics.get(topic)
                     except errors.KafkaError as exc:
                         if not exc.retriable:
                             raise
-                    if (
-                        topic not in self.metadata.topics
-                        or not self.metadata.topics[topic].partitions
-                    ):
-                        await asyncio.sleep(backoff_s)
+                return info
         except TimeoutError:
             raise errors.timeout_error(
                 f"topic {topic!r} not available after {timeout_ms} ms (last error {last_error})"

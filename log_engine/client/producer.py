@@ -26,7 +26,7 @@ from log_engine.client.cluster import Cluster, ClusterMetadata
 from log_engine.client.config import ProducerConfig
 from log_engine.client.loop_thread import LoopThread
 from log_engine.client.partitioner import StickyPartitioner, partition_for_key
-from log_engine.client.producer_batch import encoded_size
+from log_engine.client.producer_batch import RECORD_OVERHEAD_MAX, encoded_size
 from log_engine.client.sender import Sender
 from log_engine.client.types import Header, RecordMetadata
 
@@ -67,6 +67,7 @@ class Producer:
         self._start_lock = asyncio.Lock()
         self._closed = False
         self._max_block_s = self.config.max_block_ms / 1000
+        self._record_bytes_max = min(self.config.max_request_size, self.config.buffer_memory)
 
     async def __aenter__(self) -> Producer:
         await self.start()
@@ -215,8 +216,11 @@ class Producer:
         timestamp_ms: int | None,
     ) -> tuple[int | None, int, int]:
         """Partition (None: sticky), size bound and timestamp of a record; checks limits."""
-        size = encoded_size(key, value, headers)
-        if size > self.config.max_request_size or size > self.config.buffer_memory:
+        if headers or value is None:
+            size = encoded_size(key, value, headers)
+        else:
+            size = RECORD_OVERHEAD_MAX + len(value) + (len(key) if key else 0)
+        if size > self._record_bytes_max:
             raise errors.kafka_error(
                 errors.MESSAGE_TOO_LARGE,
                 f"a record of about {size} bytes exceeds max.request.size "
@@ -298,10 +302,13 @@ class SyncProducer:
     ) -> concurrent.futures.Future[RecordMetadata]:
         """Queue one record (blocking while the buffer is full); returns its future."""
         producer = self._producer
-        producer._check_open()
-        route = producer._current_route(topic)
-        if route is None:
-            route = self._runner.run(producer._route(topic), self._max_block_s + 1)
+        if producer._closed or producer._sender.fatal_error is not None:
+            producer._check_open()
+        route = producer._routes.get(topic)
+        if route is None or route.metadata is not producer._cluster.metadata:
+            route = producer._current_route(topic) or self._runner.run(
+                producer._route(topic), self._max_block_s + 1
+            )
         chosen, size, timestamp = producer._prepare(
             topic, route, value, key, headers, partition, timestamp_ms
         )

@@ -7,7 +7,8 @@ import threading
 
 import pytest
 
-from log_engine.client.producer_batch import DeliveryFuture, ProducerBatch, encoded_size
+from log_engine.client.delivery import DeliveryFuture
+from log_engine.client.producer_batch import ProducerBatch, encoded_size
 from log_engine.client.types import RecordMetadata, TopicPartition
 from log_engine.records import Compression, decode_batch, validate_batch
 
@@ -105,3 +106,32 @@ def test_failed_batch_fails_every_future() -> None:
     batch.fail(error)
     for future in batch.futures:
         assert future.exception(0) is error
+
+
+def test_failing_wakes_waiters_and_runs_callbacks() -> None:
+    batch = _batch([(None, b"a", [], 1), (None, b"b", [], 1)])
+    futures = list(batch.futures)
+    errors: list[BaseException | None] = []
+    futures[0].add_done_callback(lambda f: errors.append(f.exception()))
+    timer = threading.Timer(0.05, batch.fail, (ValueError("refused"),))
+    timer.start()
+    done, not_done = concurrent.futures.wait(
+        futures, timeout=5, return_when=concurrent.futures.FIRST_EXCEPTION
+    )
+    assert done == set(futures) and not not_done  # all fail together
+    with pytest.raises(ValueError, match="refused"):
+        futures[1].result(5)
+    assert isinstance(errors[0], ValueError)
+    late: list[object] = []
+    futures[1].add_done_callback(late.append)  # already done: runs at once
+    assert late == [futures[1]]
+    assert "raised ValueError" in repr(futures[0])
+
+
+def test_metadata_is_built_on_demand_and_repeatable() -> None:
+    batch = _batch([(None, b"a", [], 3)])
+    (future,) = batch.futures
+    assert "pending" in repr(future)
+    batch.complete(41, -1)
+    assert future.result() == future.result() == RecordMetadata("t", 3, 41, 3)
+    assert future.exception() is None and future.done() and not future.cancelled()
