@@ -39,6 +39,7 @@ NO_GENERATION = -1
 _COORDINATOR_PURPOSE = "group"
 _JOIN_TIMEOUT_SLACK_MS = 5000
 _LEAVE_GROUP_VERSION_MAX = 2
+_LEAVE_TIMEOUT_MS = 5000  # closing does not wait longer for an unreachable coordinator
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,17 +146,23 @@ class GroupMember:
                     await asyncio.sleep(backoff_s)
             self._start_heartbeat()
 
-    async def coordinator(self) -> BrokerConnection:
-        """The connection to the group coordinator, looking it up if needed."""
+    async def coordinator(self, timeout_ms: int | None = None) -> BrokerConnection:
+        """The connection to the group coordinator, looking it up if needed.
+
+        Retriable failures are retried for ``timeout_ms`` (default: the session
+        timeout), then raised.
+        """
         backoff_s = self.settings.retry_backoff_ms / 1000
+        budget_ms = self.settings.session_timeout_ms if timeout_ms is None else timeout_ms
+        deadline = time.monotonic() + budget_ms / 1000
         while True:
-            if self._coordinator_id is None:
-                await self._find_coordinator()
-            assert self._coordinator_id is not None
             try:
+                if self._coordinator_id is None:
+                    await self._find_coordinator()
+                assert self._coordinator_id is not None
                 return await self._cluster.connection(self._coordinator_id, _COORDINATOR_PURPOSE)
             except errors.KafkaError as exc:
-                if not exc.retriable:
+                if not exc.retriable or time.monotonic() + backoff_s > deadline:
                     raise
                 self.coordinator_dead(str(exc))
                 await asyncio.sleep(backoff_s)
@@ -174,7 +181,7 @@ class GroupMember:
             self._assigned = False
         if self.member_id and self.settings.group_instance_id is None:
             with contextlib.suppress(errors.KafkaError):
-                conn = await self.coordinator()
+                conn = await self.coordinator(timeout_ms=_LEAVE_TIMEOUT_MS)
                 body: dict[str, Any] = {
                     "group_id": self.settings.group_id,
                     "member_id": self.member_id,
@@ -184,7 +191,9 @@ class GroupMember:
                 # v2 at most is read the same way by every broker (librdkafka's mock
                 # cluster advertises v3+ but reads them as v2 and ignores the leave).
                 version = min(conn.api_version(ApiKey.LEAVE_GROUP), _LEAVE_GROUP_VERSION_MAX)
-                await conn.send(ApiKey.LEAVE_GROUP, body, version=version)
+                await conn.send(
+                    ApiKey.LEAVE_GROUP, body, version=version, timeout_ms=_LEAVE_TIMEOUT_MS
+                )
         self._reset_generation(forget_member_id=True)
 
     async def close(self) -> None:

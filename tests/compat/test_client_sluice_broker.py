@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 
 import pytest
 
 from log_engine.client import (
     Consumer,
     NewTopic,
+    NoOffsetForPartitionError,
     OffsetAndMetadata,
     SyncAdmin,
     SyncConsumer,
@@ -21,7 +23,11 @@ from log_engine.client import (
     TopicPartition,
 )
 from log_engine.client.admin import ConfigResource
-from log_engine.protocol.errors import TopicAlreadyExistsError, UnknownTopicOrPartitionError
+from log_engine.protocol.errors import (
+    RequestTimedOutError,
+    TopicAlreadyExistsError,
+    UnknownTopicOrPartitionError,
+)
 from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.compat
@@ -136,3 +142,51 @@ def test_group_members_share_partitions_and_admin_sees_the_group(
         assert reset == dict.fromkeys(tps, 0)
         admin.alter_consumer_group_offsets(group, {tps[0]: 7})
         assert admin.list_consumer_group_offsets(group, tps[:1]) == {tps[0]: OffsetAndMetadata(7)}
+
+
+def test_producer_retries_across_a_broker_restart(
+    fresh_broker: Callable[..., BrokerProcess], topic_name: str
+) -> None:
+    server: BrokerProcess = fresh_broker()
+    config = {"bootstrap.servers": server.bootstrap, "retry.backoff.ms": "50", "linger.ms": "0"}
+    with SyncProducer(config) as producer:
+        first = [producer.send(topic_name, b"before-%d" % i) for i in range(50)]
+        producer.flush(30)
+        server.restart()  # connections drop: NETWORK_EXCEPTION, retried
+        second = [producer.send(topic_name, b"after-%d" % i) for i in range(50)]
+        producer.flush(60)
+    offsets = [f.result(0).offset for f in first + second]
+    assert offsets == list(range(100))
+
+
+def test_delivery_timeout_fails_records_when_the_broker_is_gone(
+    fresh_broker: Callable[..., BrokerProcess], topic_name: str
+) -> None:
+    server: BrokerProcess = fresh_broker()
+    config = {
+        "bootstrap.servers": server.bootstrap,
+        "request.timeout.ms": "500",
+        "delivery.timeout.ms": "1500",
+        "retry.backoff.ms": "50",
+    }
+    with SyncProducer(config) as producer:
+        producer.send(topic_name, b"warm-up").result(30)
+        server.stop()
+        future = producer.send(topic_name, b"lost")
+        with pytest.raises(RequestTimedOutError, match=r"delivery\.timeout\.ms"):
+            future.result(30)
+        producer.close(1)
+
+
+def test_auto_offset_reset_none_refuses_to_guess(broker: BrokerProcess, topic_name: str) -> None:
+    with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
+        producer.send(topic_name, b"x").result(30)
+    config = {
+        "bootstrap.servers": broker.bootstrap,
+        "group.id": f"g-{topic_name}",
+        "auto.offset.reset": "none",
+    }
+    with SyncConsumer(config) as consumer:
+        consumer.assign([TopicPartition(topic_name, 0)])
+        with pytest.raises(NoOffsetForPartitionError):
+            consumer.poll(5)
