@@ -21,8 +21,8 @@ pool), ``partitioner``, ``producer_batch`` / ``accumulator`` / ``sender`` /
 and ``assignors``, ``offsets``, ``admin``, ``loop_thread`` and the sync facades.
 """
 
-from log_engine.client.admin import (
-    Admin,
+from log_engine.client.admin import Admin
+from log_engine.client.admin_types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,

@@ -14,11 +14,22 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 from log_engine.client import errors
-from log_engine.client.cluster import BrokerInfo, Cluster, PartitionInfo
+from log_engine.client.admin_types import (
+    ClusterDescription,
+    ConfigEntry,
+    ConfigResource,
+    GroupDescription,
+    GroupListing,
+    MemberDescription,
+    NewTopic,
+    OffsetSpec,
+    TopicDescription,
+)
+from log_engine.client.cluster import Cluster
 from log_engine.client.config import AdminConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.consumer_protocol import Assignment, ConsumerProtocolError
@@ -33,73 +44,7 @@ from log_engine.client.types import OffsetAndMetadata, TopicPartition
 from log_engine.protocol import ApiKey
 
 T = TypeVar("T")
-OffsetSpec = Literal["earliest", "latest"] | int  # an int is a timestamp in ms
 _RESOURCE_TYPES = {"topic": 2, "broker": 4}
-
-
-@dataclass(frozen=True, slots=True)
-class NewTopic:
-    """A topic to create; ``replication_factor`` -1 takes the broker default."""
-
-    name: str
-    num_partitions: int = 1
-    replication_factor: int = 1
-    configs: Mapping[str, str] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class TopicDescription:
-    name: str
-    is_internal: bool
-    partitions: list[PartitionInfo]
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterDescription:
-    cluster_id: str | None
-    controller_id: int
-    brokers: list[BrokerInfo]
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigResource:
-    """A config owner: ``("topic", name)`` or ``("broker", "<id>")``."""
-
-    type: Literal["topic", "broker"]
-    name: str
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigEntry:
-    name: str
-    value: str | None
-    read_only: bool
-    is_default: bool
-    is_sensitive: bool
-
-
-@dataclass(frozen=True, slots=True)
-class GroupListing:
-    group_id: str
-    protocol_type: str
-
-
-@dataclass(frozen=True, slots=True)
-class MemberDescription:
-    member_id: str
-    client_id: str
-    client_host: str
-    assignment: list[TopicPartition]  # decoded for consumer groups, else empty
-    raw_assignment: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class GroupDescription:
-    group_id: str
-    state: str
-    protocol_type: str
-    protocol: str
-    members: list[MemberDescription]
 
 
 class Admin:
@@ -332,8 +277,9 @@ class Admin:
         metadata = await self._with_retries(lambda: self._cluster.refresh())
         found: dict[str, GroupListing] = {}
         for node_id in metadata.brokers:
-            conn = await self._with_retries(lambda n=node_id: self._cluster.connection(n))
-            response = await conn.send(ApiKey.LIST_GROUPS, {})
+            response = await self._with_retries(
+                partial(self._send_to, node_id, ApiKey.LIST_GROUPS, {})
+            )
             errors.check_error(response["error_code"], f"ListGroups on broker {node_id}")
             for group in response["groups"]:
                 found[group["group_id"]] = GroupListing(group["group_id"], group["protocol_type"])
@@ -399,6 +345,10 @@ class Admin:
                     raise
                 self._cluster.request_refresh()
                 await asyncio.sleep(self.config.retry_backoff_ms / 1000)
+
+    async def _send_to(self, node_id: int, api_key: ApiKey, body: dict[str, Any]) -> dict[str, Any]:
+        conn = await self._cluster.connection(node_id)
+        return await conn.send(api_key, body)
 
     async def _send_any(self, api_key: ApiKey, body: dict[str, Any]) -> dict[str, Any]:
         conn = await self._cluster.any_connection()

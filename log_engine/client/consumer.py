@@ -358,9 +358,9 @@ class Consumer:
             backoff_ms=self.config.retry_backoff_ms,
         )
         for tp, (offset, _) in found.items():
-            state = states.get(tp)
-            if state is not None and state.position is None and state.epoch == epochs[tp]:
-                state.seek(offset)
+            current = states.get(tp)
+            if current is not None and current.position is None and current.epoch == epochs[tp]:
+                current.seek(offset)
 
     # -- group ---------------------------------------------------------------------------
 

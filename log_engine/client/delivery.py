@@ -81,11 +81,19 @@ class DeliveryFuture(concurrent.futures.Future):  # type: ignore[type-arg]
             self._waiter_list = []
         return self._waiter_list
 
+    @_waiters.setter
+    def _waiters(self, value: list[Any]) -> None:
+        self._waiter_list = value
+
     @property
     def _done_callbacks(self) -> list[Any]:
         if self._callback_list is None:
             self._callback_list = []
         return self._callback_list
+
+    @_done_callbacks.setter
+    def _done_callbacks(self, value: list[Any]) -> None:
+        self._callback_list = value
 
     def cancel(self) -> bool:
         return False
@@ -112,4 +120,4 @@ class DeliveryFuture(concurrent.futures.Future):  # type: ignore[type-arg]
                     with_callbacks.append(future)
             outcome.condition.notify_all()
         for future in with_callbacks:
-            future._invoke_callbacks()
+            future._invoke_callbacks()  # type: ignore[attr-defined]

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from log_engine.client.admin import (
-    Admin,
+from log_engine.client.admin import Admin
+from log_engine.client.admin_types import (
     ClusterDescription,
     ConfigEntry,
     ConfigResource,
