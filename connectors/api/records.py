@@ -1,0 +1,81 @@
+"""The records a plugin produces (SourceRecord) and receives (SinkRecord).
+
+Both are immutable; transforms make changed copies with :meth:`ConnectRecord.replace`.
+Keys and values are Python data (see :mod:`connectors.api.schema`), turned into
+bytes by the worker's converters, never by the plugin. Header values are Python
+data too (``str``, ``bytes``, numbers, ...); headers keep order and may repeat.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import Any, Self
+
+from connectors.api.schema import Schema
+
+Header = tuple[str, Any]
+
+
+class TimestampType(StrEnum):
+    NO_TIMESTAMP_TYPE = "NoTimestampType"
+    CREATE_TIME = "CreateTime"
+    LOG_APPEND_TIME = "LogAppendTime"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ConnectRecord:
+    """What source and sink records share; the unit transforms work on."""
+
+    topic: str
+    partition: int | None = None
+    key: Any = None
+    value: Any = None
+    key_schema: Schema | None = None
+    value_schema: Schema | None = None
+    headers: tuple[Header, ...] = ()
+    timestamp: int | None = None  # ms since the epoch
+
+    def replace(self, **changes: Any) -> Self:
+        """A copy with ``changes`` applied (records are immutable)."""
+        return replace(self, **changes)
+
+    def header(self, name: str) -> Any:
+        """The last value of header ``name``, or None."""
+        found = None
+        for key, value in self.headers:
+            if key == name:
+                found = value
+        return found
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SourceRecord(ConnectRecord):
+    """A record read from a source system, with where it came from.
+
+    ``source_partition`` names a stream in the source (``{"filename": ...}``,
+    ``{"table": ...}``) and ``source_offset`` the position just after this
+    record in it (``{"position": 1234}``). The runtime stores the offset once
+    the log has acknowledged the record, and hands it back through
+    :class:`~connectors.api.source.OffsetReader` after a restart. Both must be
+    JSON-serialisable dicts.
+    """
+
+    source_partition: dict[str, Any] | None = None
+    source_offset: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SinkRecord(ConnectRecord):
+    """A record read from the log for a sink: its topic, partition and offset."""
+
+    kafka_offset: int = -1
+    timestamp_type: TimestampType = TimestampType.CREATE_TIME
+
+
+@dataclass(frozen=True, slots=True)
+class TopicPartition:
+    """A topic partition as the sink API names it."""
+
+    topic: str
+    partition: int

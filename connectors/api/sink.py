@@ -1,0 +1,85 @@
+"""Sink connectors and tasks: receive SinkRecords, write an external system.
+
+Task lifecycle (the runtime owns the loop, one thread per task)::
+
+    initialize(context) -> start(props) -> open(partitions)
+        -> put(records) ... -> pre_commit(offsets) -> ... -> close(partitions) -> stop()
+
+- ``put(records)`` hands records over; it may buffer them. Raise DataError for
+  one bad record's batch only if it cannot be isolated, RetriableError to have
+  the same batch redelivered after a backoff, ConnectError to fail the task.
+- ``pre_commit(offsets)`` (default: ``flush(offsets)`` then return them) must
+  make everything up to ``offsets`` (the next offset to read, per partition)
+  durable; the runtime commits the returned offsets to the consumer group only
+  after it returns. A sink that stores offsets with its data returns ``{}``
+  and seeks on ``open`` through ``context.offset(...)`` (exactly-once).
+- ``open``/``close`` bracket the partitions assigned to this task (rebalances).
+- ``context.pause``/``resume`` apply back-pressure per partition.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from connectors.api.connector import Connector
+from connectors.api.records import SinkRecord, TopicPartition
+
+
+class SinkTaskContext(Protocol):
+    """What a sink task may ask of the runtime."""
+
+    @property
+    def task_id(self) -> int: ...
+
+    def assignment(self) -> set[TopicPartition]: ...
+
+    def pause(self, *partitions: TopicPartition) -> None: ...
+
+    def resume(self, *partitions: TopicPartition) -> None: ...
+
+    def offset(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Rewind/advance consumption: the next record read is at ``offsets``."""
+
+    def request_commit(self) -> None: ...
+
+
+class SinkConnector(Connector):
+    """A connector whose tasks write records from the log into an external system."""
+
+
+class SinkTask(ABC):
+    """One thread of a sink connector's work."""
+
+    def __init__(self) -> None:
+        self.context: SinkTaskContext | None = None
+
+    def initialize(self, context: SinkTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def start(self, props: Mapping[str, str]) -> None:
+        """Open connections to the target system."""
+
+    def open(self, partitions: Sequence[TopicPartition]) -> None:  # noqa: B027
+        """These partitions are now assigned to this task."""
+
+    @abstractmethod
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        """Write (or buffer) ``records``."""
+
+    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:  # noqa: B027
+        """Make everything up to ``offsets`` durable."""
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        """Flush and return the offsets safe to commit (default: ``offsets``)."""
+        self.flush(offsets)
+        return dict(offsets)
+
+    def close(self, partitions: Sequence[TopicPartition]) -> None:  # noqa: B027
+        """These partitions are no longer assigned; drop their buffers."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Release resources; called after the last put/flush."""

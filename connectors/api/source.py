@@ -1,0 +1,80 @@
+"""Source connectors and tasks: read an external system, return SourceRecords.
+
+Task lifecycle (the runtime owns the loop, one thread per task)::
+
+    initialize(context) -> start(props) -> poll() ... poll() -> stop()
+                                    \\-> commit() after offsets were stored
+
+- ``poll()`` returns a list of records, or ``[]`` when nothing is ready; it may
+  block, but should return within about a second so the task can be paused or
+  stopped. Raise RetriableError for transient trouble (the runtime backs off
+  and polls again), ConnectError to fail the task.
+- Offsets: each record carries ``source_partition``/``source_offset``; the
+  runtime writes them only after the log acknowledged the record, and calls
+  ``commit()`` after they are durable (e.g. to acknowledge upstream).
+  ``commit_record(record)`` is called per acknowledged record. A task never
+  writes offsets itself; on start it reads them through ``context.offset_reader``.
+- ``stop()`` is called from another thread and must make a blocked ``poll()``
+  return soon.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from connectors.api.connector import Connector
+from connectors.api.records import SourceRecord
+
+
+class OffsetReader(Protocol):
+    """Read the offsets the runtime stored for this connector's source partitions."""
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None: ...
+
+    def offsets(
+        self, partitions: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]: ...
+
+
+class SourceTaskContext(Protocol):
+    """What a source task may ask of the runtime."""
+
+    @property
+    def offset_reader(self) -> OffsetReader: ...
+
+    @property
+    def task_id(self) -> int: ...
+
+
+class SourceConnector(Connector):
+    """A connector whose tasks read from an external system into the log."""
+
+
+class SourceTask(ABC):
+    """One thread of a source connector's work."""
+
+    def __init__(self) -> None:
+        self.context: SourceTaskContext | None = None
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        self.context = context
+
+    @abstractmethod
+    def start(self, props: Mapping[str, str]) -> None:
+        """Open the source and seek to the stored offsets."""
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord]:
+        """Return the next records (``[]`` when none are ready)."""
+
+    def commit(self) -> None:  # noqa: B027 - optional hook
+        """Offsets of everything acknowledged so far are durable."""
+
+    def commit_record(self, record: SourceRecord) -> None:  # noqa: B027 - optional hook
+        """``record`` was acknowledged by the log."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Stop; called from another thread; make ``poll`` return."""
