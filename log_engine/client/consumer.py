@@ -368,6 +368,7 @@ class Consumer:
         member = self._member
         if member is None or not (self._subs.subscribed or member.generation >= 0):
             return
+        member.polled()
         if member.is_leader and self._partition_counts_changed():
             member.request_rejoin("partition count of a subscribed topic changed")
         if not self._subs.subscribed:
@@ -465,6 +466,7 @@ def _settings(config: ConsumerConfig) -> MembershipSettings:
         heartbeat_interval_ms=config.heartbeat_interval_ms,
         retry_backoff_ms=config.retry_backoff_ms,
         group_instance_id=config.group_instance_id,
+        poll_timeout_ms=config.max_poll_interval_ms,
     )
 
 

@@ -61,6 +61,9 @@ class MembershipSettings:
     heartbeat_interval_ms: int
     retry_backoff_ms: int
     group_instance_id: str | None = None
+    # A member whose owner has not called polled() for this long leaves the group, so a
+    # stuck consumer gives its partitions up (max.poll.interval.ms). None: no such check.
+    poll_timeout_ms: int | None = None
 
 
 class GroupProtocol(Protocol):
@@ -107,6 +110,7 @@ class GroupMember:
         self._assigned = False
         self._join_lock = asyncio.Lock()
         self._heartbeat_task: asyncio.Task[None] | None = None
+        self._last_poll_monotonic = time.monotonic()
         self.rejoin_needed = asyncio.Event()  # set when the owner should call ensure_active
         self._closed = False
 
@@ -179,6 +183,13 @@ class GroupMember:
         if self._assigned:
             await self._protocol.on_revoke(self.generation, self.member_id)
             self._assigned = False
+        await self._send_leave()
+
+    def polled(self) -> None:
+        """The owner is still polling (see ``MembershipSettings.poll_timeout_ms``)."""
+        self._last_poll_monotonic = time.monotonic()
+
+    async def _send_leave(self) -> None:
         if self.member_id and self.settings.group_instance_id is None:
             with contextlib.suppress(errors.KafkaError):
                 conn = await self.coordinator(timeout_ms=_LEAVE_TIMEOUT_MS)
@@ -240,6 +251,7 @@ class GroupMember:
         if sync["error_code"]:
             self._handle_group_error(sync["error_code"], "SyncGroup")
         self._needs_join = False
+        self._last_poll_monotonic = time.monotonic()
         assert self.protocol_name is not None
         await self._protocol.on_assign(
             self.generation, self.member_id, self.protocol_name, bytes(sync["assignment"])
@@ -317,6 +329,10 @@ class GroupMember:
             if not self.stable:
                 last_ok = time.monotonic()
                 continue
+            if self._poll_expired():
+                await self._send_leave()
+                self.request_rejoin("the owner stopped polling")
+                continue
             try:
                 await self._heartbeat()
                 last_ok = time.monotonic()
@@ -325,6 +341,17 @@ class GroupMember:
                 if time.monotonic() - last_ok > self.settings.session_timeout_ms / 1000:
                     self.coordinator_dead("no successful heartbeat within session.timeout.ms")
                     self.request_rejoin("session expired")
+
+    def _poll_expired(self) -> bool:
+        timeout_ms = self.settings.poll_timeout_ms
+        if timeout_ms is None or time.monotonic() - self._last_poll_monotonic <= timeout_ms / 1000:
+            return False
+        log.warning(
+            "group %s: no poll for more than %s ms (max.poll.interval.ms): leaving the group",
+            self.settings.group_id,
+            timeout_ms,
+        )
+        return True
 
     async def _heartbeat(self) -> None:
         try:

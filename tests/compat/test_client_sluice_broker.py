@@ -190,3 +190,33 @@ def test_auto_offset_reset_none_refuses_to_guess(broker: BrokerProcess, topic_na
         consumer.assign([TopicPartition(topic_name, 0)])
         with pytest.raises(NoOffsetForPartitionError):
             consumer.poll(5)
+
+
+def test_a_consumer_that_stops_polling_leaves_its_group(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    group = f"g-{topic_name}"
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        admin.create_topic(topic_name, 2)
+
+        async def scenario() -> tuple[str, str]:
+            config = {
+                "bootstrap.servers": broker.bootstrap,
+                "group.id": group,
+                "heartbeat.interval.ms": "50",
+                "max.poll.interval.ms": "500",
+            }
+            async with Consumer(config) as consumer:
+                consumer.subscribe([topic_name])
+                while len(consumer.assignment()) < 2:
+                    await consumer.poll(100)
+                loop = asyncio.get_running_loop()
+                joined = await loop.run_in_executor(None, admin.describe_groups, [group])
+                await asyncio.sleep(1.5)  # heartbeats continue, polls do not
+                left = await loop.run_in_executor(None, admin.describe_groups, [group])
+                while len(consumer.assignment()) < 2:  # polling again rejoins
+                    await consumer.poll(100)
+                return joined[group].state, left[group].state
+
+        joined, left = asyncio.run(scenario())
+    assert (joined, left) == ("Stable", "Empty")
