@@ -129,6 +129,11 @@ class Herder(ABC):
         """Merge ``patch`` into the config; a None value removes the key."""
 
     @abstractmethod
+    def put_failed_connector(self, name: str, config: dict[str, str], problems: list[str]) -> None:
+        """Record a connector whose config cannot even be validated (a broken pipeline
+        file): it is listed, in state FAILED, with ``problems`` as its trace."""
+
+    @abstractmethod
     def delete_connector(self, name: str) -> None: ...
 
     @abstractmethod
