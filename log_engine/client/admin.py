@@ -69,11 +69,13 @@ class Admin:
         await self.close()
 
     async def start(self) -> None:
+        """Fetch the cluster metadata (every call does this on first use)."""
         if not self._started:
             self._started = True
             await self._cluster.bootstrap()
 
     async def close(self) -> None:
+        """Close the connections."""
         await self._cluster.close()
 
     # -- topics --------------------------------------------------------------------------

@@ -65,6 +65,7 @@ class Sender:
         self._node_in_flight: dict[int, int] = {}
         self._max_in_flight = config.max_in_flight_requests_per_connection
         self.fatal_error: errors.KafkaError | None = None
+        self._idempotent = config.idempotent
         self._producer_id = -1
         self._producer_epoch = -1
         self._next_sequence: dict[TopicPartition, int] = {}
@@ -88,7 +89,7 @@ class Sender:
             if self.fatal_error is not None:
                 self.fail_all(self.fatal_error)
                 delay_s = 1.0
-            elif self._config.idempotent and self._producer_id < 0:
+            elif self._idempotent and self._producer_id < 0:
                 await self._init_producer_id()
                 continue
             else:
@@ -162,7 +163,7 @@ class Sender:
     def _stamp(self, batches: list[ProducerBatch]) -> None:
         """Seal newly drained batches; with idempotence give them their sequences."""
         for batch in batches:
-            if not self._config.idempotent:
+            if not self._idempotent:
                 if not batch.sealed:
                     batch.seal(self._compression)
                 continue
@@ -246,7 +247,7 @@ class Sender:
         if retriable and batch.attempts < self._config.retries and not expired:
             self._acc.reenqueue(batch, self._backoff_s)
             return
-        if self._config.idempotent and code in _PRODUCER_STATE_ERRORS:
+        if self._idempotent and code in _PRODUCER_STATE_ERRORS:
             self._reset_producer_id()
         self._finish(batch, exc)
 
@@ -284,7 +285,13 @@ class Sender:
             response = await conn.send(ApiKey.INIT_PRODUCER_ID, body)
             errors.check_error(response["error_code"], "InitProducerId")
         except errors.KafkaError as exc:
-            if not exc.retriable:
+            if exc.errno == errors.UNSUPPORTED_VERSION and (
+                "enable_idempotence" not in self._config.model_fields_set
+            ):
+                # On by default only: a broker without InitProducerId gets plain batches.
+                log.warning("broker cannot give producer ids; idempotence is off: %s", exc)
+                self._idempotent = False
+            elif not exc.retriable:
                 log.error("cannot get a producer id: %s", exc)
                 self.fatal_error = exc
             else:
