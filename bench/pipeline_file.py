@@ -1,0 +1,164 @@
+"""A file pipeline end to end: FileStreamSource -> log -> FileStreamSink.
+
+Writes N lines of ~100 bytes, starts ``sluice standalone`` as a user would
+(embedded broker, a pipelines folder holding one source and one sink file),
+and times until the sink's output file holds every line. In the same run it
+measures two baselines:
+
+- ``broker_only_records_s``: our client producing the same lines to a fresh
+  topic and consuming them back (the log's share of the pipeline);
+- ``python_loop_records_s``: a plain Python loop reading the file, parsing
+  each line and writing it to another file (the floor for any Python pipeline).
+
+Prints one JSON line. ``--quick`` runs in under a minute.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.support.broker_process import free_port
+
+LINE = "x" * 90
+_TIMEOUT_S = 600.0
+
+
+def write_input(path: Path, count: int) -> None:
+    with open(path, "w") as out:
+        for i in range(count):
+            out.write(f"{i:09d} {LINE}\n")
+
+
+def count_lines(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with open(path, "rb") as data:
+        return sum(chunk.count(b"\n") for chunk in iter(lambda: data.read(1 << 20), b""))
+
+
+def python_loop(source: Path, target: Path) -> float:
+    started = time.perf_counter()
+    with open(source) as lines, open(target, "w") as out:
+        for line in lines:
+            number, _, payload = line.rstrip("\n").partition(" ")
+            out.write(f"{int(number):09d} {payload}\n")
+    return time.perf_counter() - started
+
+
+def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
+    pipelines = workdir / "pipelines"
+    pipelines.mkdir()
+    output = workdir / "out.txt"
+    broker_port, rest_port = free_port(), free_port()
+    worker = workdir / "worker.properties"
+    worker.write_text(
+        f"embedded.broker.listeners=PLAINTEXT://127.0.0.1:{broker_port}\n"
+        f"embedded.broker.log.dirs={workdir / 'log'}\n"
+        f"listeners=http://127.0.0.1:{rest_port}\n"
+        f"pipelines.dir={pipelines}\n"
+        f"offset.storage.file.filename={workdir / 'offsets'}\n"
+        f"connector.configs.file={workdir / 'connectors.json'}\n"
+        "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
+        "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+    )
+    log = open(workdir / "standalone.log", "wb")  # noqa: SIM115 - closed below
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "connect_worker.cli",
+            "--log-level",
+            "warning",
+            "standalone",
+            str(worker),
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        time.sleep(2)  # let the worker come up before the clock starts
+        started = time.perf_counter()
+        (pipelines / "bench-sink.properties").write_text(
+            f"connector.class=FileStreamSink\ntopics=bench\nfile={output}\n"
+        )
+        (pipelines / "bench-source.properties").write_text(
+            f"connector.class=FileStreamSource\ntopic=bench\nfile={source}\nbatch.size=5000\n"
+        )
+        while (done := count_lines(output)) < count:
+            if process.poll() is not None or time.perf_counter() - started > _TIMEOUT_S:
+                raise RuntimeError(f"pipeline stopped at {done}/{count} lines; see {log.name}")
+            time.sleep(0.2)
+        elapsed = time.perf_counter() - started
+    finally:
+        process.terminate()
+        process.wait(60)
+        log.close()
+    return {"end_to_end_records_s": count / elapsed, "end_to_end_s": elapsed}
+
+
+def broker_only(workdir: Path, source: Path, count: int) -> float:
+    from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
+    from tests.support.broker_process import BrokerProcess
+
+    broker = BrokerProcess(workdir / "broker-only").start()
+    try:
+        lines = source.read_bytes().splitlines()
+        started = time.perf_counter()
+        producer = SyncProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": 5})
+        for line in lines:
+            producer.send("only", line)
+        producer.flush(120)
+        producer.close()
+        consumer = SyncConsumer({"bootstrap.servers": broker.bootstrap})
+        tp = TopicPartition("only", 0)
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        received = 0
+        while received < count:
+            received += len(consumer.poll(1.0))
+            if time.perf_counter() - started > _TIMEOUT_S:
+                raise RuntimeError(f"broker-only consumer read {received}/{count}")
+        consumer.close()
+        return count / (time.perf_counter() - started)
+    finally:
+        broker.stop()
+
+
+def run(count: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="sluice-pipeline-") as tmp:
+        workdir = Path(tmp)
+        source = workdir / "input.txt"
+        write_input(source, count)
+        loop_s = python_loop(source, workdir / "loop-out.txt")
+        result = pipeline(workdir, source, count)
+        only = broker_only(workdir, source, count)
+        line_bytes = os.path.getsize(source) / count
+    return {
+        "records": count,
+        "line_bytes": round(line_bytes),
+        "end_to_end_records_s": round(result["end_to_end_records_s"]),
+        "end_to_end_s": round(result["end_to_end_s"], 2),
+        "broker_only_records_s": round(only),
+        "python_loop_records_s": round(count / loop_s),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200k lines instead of 1M")
+    parser.add_argument("--records", type=int, default=None)
+    args = parser.parse_args()
+    count = args.records or (200_000 if args.quick else 1_000_000)
+    print(json.dumps(run(count)))
+
+
+if __name__ == "__main__":
+    main()
