@@ -1,0 +1,203 @@
+"""The worker's settings, declared once with Kafka Connect's names.
+
+Kafka's keys keep their meaning (``bootstrap.servers``, ``listeners``,
+``key.converter``, ``offset.storage.file.filename``, ``plugin.path``,
+``config.providers``...). Ours, for the embedded default:
+
+- ``bootstrap.servers`` unset: standalone mode starts a broker in the same
+  process on ``embedded.broker.listeners`` with data in
+  ``embedded.broker.log.dirs``, and talks to it over loopback;
+- ``pipelines.dir``: the folder watched for pipeline ``.properties`` files;
+- ``connector.configs.file``: where connectors created over REST persist in
+  standalone mode;
+- ``task.restart.*``: failed tasks restart by themselves with exponential backoff.
+
+Differences from Kafka's defaults, on purpose: ``offset.flush.interval.ms`` is
+10 s (Kafka: 60 s), so a worker that crashes re-sends at most 10 s of source
+records when it resumes; converters default to JsonConverter and
+SimpleHeaderConverter (Kafka makes key/value converters mandatory).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Self
+from urllib.parse import urlsplit
+
+from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
+
+from connect_worker.connector_config import CommaList, cross_field_error, raise_config_error
+from connectors.api import PluginConfig
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+
+class WorkerConfig(PluginConfig):
+    """One worker's settings (``worker.properties``)."""
+
+    bootstrap_servers: str | None = Field(
+        None,
+        alias="bootstrap.servers",
+        description="Brokers to connect to (host:port,...); unset: standalone mode starts an "
+        "embedded broker on embedded.broker.listeners.",
+    )
+    listeners: CommaList = Field(
+        default_factory=lambda: ["http://127.0.0.1:8083"],
+        alias="listeners",
+        description="REST API listeners as http://host:port (comma-separated); the first "
+        "one is served.",
+    )
+    key_converter: str = Field(
+        JSON_CONVERTER,
+        alias="key.converter",
+        description="Converter of record keys; key.converter.* keys configure it.",
+    )
+    value_converter: str = Field(
+        JSON_CONVERTER,
+        alias="value.converter",
+        description="Converter of record values; value.converter.* keys configure it.",
+    )
+    header_converter: str = Field(
+        SIMPLE_HEADER_CONVERTER,
+        alias="header.converter",
+        description="Converter of record headers; header.converter.* keys configure it.",
+    )
+    offset_storage_file_filename: Path = Field(
+        Path("data/connect.offsets"),
+        alias="offset.storage.file.filename",
+        description="File where a standalone worker stores source connectors' offsets.",
+    )
+    offset_flush_interval_ms: int = Field(
+        10000,
+        alias="offset.flush.interval.ms",
+        ge=1,
+        description="How often (ms) source offsets are flushed; a crash re-sends at most "
+        "this much. 10 s (Kafka: 60 s) for a faster, smaller resume.",
+    )
+    offset_flush_timeout_ms: int = Field(
+        5000,
+        alias="offset.flush.timeout.ms",
+        ge=1,
+        description="Maximum time (ms) to wait for records to be acknowledged before an "
+        "offset flush is abandoned and retried at the next interval.",
+    )
+    plugin_path: CommaList = Field(
+        default_factory=list,
+        alias="plugin.path",
+        description="Folders (comma-separated) whose Python modules and packages are loaded "
+        "as plugins.",
+    )
+    config_providers: CommaList | None = Field(
+        None,
+        alias="config.providers",
+        description="Names of config providers (config.providers.<name>.class); unset: env, "
+        "file and directory are available.",
+    )
+    pipelines_dir: Path = Field(
+        Path("configs/pipelines"),
+        alias="pipelines.dir",
+        description="Folder watched for pipeline .properties files (one connector each).",
+    )
+    embedded_broker_listeners: str = Field(
+        "PLAINTEXT://127.0.0.1:9092",
+        alias="embedded.broker.listeners",
+        description="Listeners of the embedded broker (used when bootstrap.servers is unset).",
+    )
+    embedded_broker_log_dirs: Path = Field(
+        Path("data/log"),
+        alias="embedded.broker.log.dirs",
+        description="Data folder of the embedded broker.",
+    )
+    connector_configs_file: Path = Field(
+        Path("data/connectors.json"),
+        alias="connector.configs.file",
+        description="File where a standalone worker keeps connectors created over REST, so "
+        "they survive a restart.",
+    )
+    task_restart_enabled: bool = Field(
+        True,
+        alias="task.restart.enabled",
+        description="Restart FAILED tasks automatically with exponential backoff.",
+    )
+    task_restart_backoff_initial_ms: int = Field(
+        1000,
+        alias="task.restart.backoff.initial.ms",
+        ge=0,
+        description="Delay (ms) before the first automatic restart of a failed task.",
+    )
+    task_restart_backoff_max_ms: int = Field(
+        60000,
+        alias="task.restart.backoff.max.ms",
+        ge=0,
+        description="Longest delay (ms) between automatic restarts of a failed task.",
+    )
+
+    _props: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _backoff_bounds(self) -> Self:
+        if self.task_restart_backoff_max_ms < self.task_restart_backoff_initial_ms:
+            raise cross_field_error(
+                "must be at least task.restart.backoff.initial.ms",
+                "task.restart.backoff.max.ms",
+            )
+        return self
+
+    @field_validator("bootstrap_servers")
+    @classmethod
+    def _blank_is_unset(cls, value: str | None) -> str | None:
+        return value.strip() or None if value is not None else None
+
+    @field_validator("listeners")
+    @classmethod
+    def _http_urls(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("needs at least one http://host:port listener")
+        for url in value:
+            parts = urlsplit(url)
+            try:
+                port = parts.port
+            except ValueError:
+                port = None
+            if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
+                raise ValueError(f"{url!r} is not http://host:port")
+        return value
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> Self:
+        """Validate worker properties; ConfigError lists every bad key."""
+        try:
+            config = cls.model_validate(dict(props))
+        except ValidationError as exc:
+            raise_config_error(exc, cls)
+        config._props = dict(props)
+        return config
+
+    @property
+    def props(self) -> dict[str, str]:
+        """The raw properties this config was read from."""
+        return dict(self._props)
+
+    def converter_props(self, prefix: str) -> dict[str, str]:
+        """The ``<prefix>.*`` properties (e.g. ``key.converter``), prefix stripped."""
+        head = prefix if prefix.endswith(".") else prefix + "."
+        return {k[len(head) :]: v for k, v in self._props.items() if k.startswith(head)}
+
+    @property
+    def rest_listener(self) -> tuple[str, str, int]:
+        """(scheme, host, port) of the first listener."""
+        parts = urlsplit(self.listeners[0])
+        assert parts.hostname is not None and parts.port is not None
+        return parts.scheme, parts.hostname, parts.port
+
+    @property
+    def plugin_paths(self) -> list[Path]:
+        return [Path(p) for p in self.plugin_path]
+
+    @property
+    def standalone_embedded(self) -> bool:
+        """Whether standalone mode runs its own broker (no bootstrap.servers)."""
+        return self.bootstrap_servers is None
+
