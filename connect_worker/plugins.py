@@ -9,7 +9,9 @@ Sources of plugins, registered in this order (the first to claim a name keeps it
 2. third-party entry points in group ``sluice`` (a module or object with
    ``@hookimpl`` functions);
 3. ``plugin.path`` folders: each folder goes on ``sys.path`` and every ``*.py``
-   module and package in it is imported and registered if it has hookimpls.
+   module and package in it is imported and registered if it has hookimpls (a
+   package without any in its ``__init__`` is represented by its ``plugin``
+   submodule, if it has one).
 
 A plugin that fails to import, to register or to answer its hooks is logged
 and skipped (and listed in :attr:`PluginRegistry.errors`); it never stops the
@@ -27,6 +29,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.metadata
+import importlib.util
 import logging
 import sys
 from collections.abc import Callable, Iterable, Sequence
@@ -202,7 +205,7 @@ class PluginRegistry:
             else:
                 continue
             self._register_source(
-                f"{child}", lambda m=module_name: importlib.import_module(m), only_if_hooks=True
+                f"{child}", lambda m=module_name: _hooks_module(m), only_if_hooks=True
             )
 
     def _register_source(
@@ -343,6 +346,18 @@ def _descriptor(cls: type, kind: str) -> PluginDescriptor:
         aliases=tuple(getattr(cls, "aliases", ())),
         cls=cls,
     )
+
+
+def _hooks_module(name: str) -> ModuleType:
+    """Module ``name``, or for a package without hookimpls its ``plugin`` submodule."""
+    module = importlib.import_module(name)
+    if (
+        hasattr(module, "__path__")
+        and not _has_hookimpls(module)
+        and importlib.util.find_spec(f"{name}.plugin") is not None
+    ):
+        return importlib.import_module(f"{name}.plugin")
+    return module
 
 
 def _has_hookimpls(plugin: object) -> bool:
