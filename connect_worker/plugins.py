@@ -26,7 +26,9 @@ and finally by importing a dotted path that was not registered.
 
 from __future__ import annotations
 
+import builtins
 import difflib
+import functools
 import importlib
 import importlib.metadata
 import importlib.util
@@ -36,7 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, cast
 
 import pluggy
 
@@ -101,9 +103,6 @@ _KIND_WORDS = {
     "config_provider": "config provider",
 }
 
-T = TypeVar("T")
-
-
 class UnknownPluginError(ValueError):
     """No plugin of the wanted kind answers to a name; the message suggests close ones."""
 
@@ -129,7 +128,7 @@ class PluginDescriptor:
     type: str  # one of KINDS
     version: str
     aliases: tuple[str, ...]
-    cls: type
+    cls: builtins.type
 
     def to_json(self) -> dict[str, str]:
         """Kafka Connect's ``{"class", "type", "version"}`` item."""
@@ -159,7 +158,9 @@ class PluginRegistry:
         """Build a registry from the bundled plugins, entry points and ``plugin.path``."""
         registry = cls()
         for module_name in BUNDLED:
-            registry._register_source(module_name, lambda m=module_name: importlib.import_module(m))
+            registry._register_source(
+                module_name, functools.partial(importlib.import_module, module_name)
+            )
         if entry_points:
             for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
                 registry._register_source(f"entry point {ep.name} = {ep.value}", ep.load)
@@ -171,7 +172,7 @@ class PluginRegistry:
 
     def register(self, plugin: object, name: str | None = None) -> bool:
         """Register one object with hookimpls and index its classes; False if refused."""
-        label = name or getattr(plugin, "__name__", repr(plugin))
+        label = name or str(getattr(plugin, "__name__", repr(plugin)))
         if self.manager.is_registered(plugin):
             return False
         try:
@@ -205,7 +206,7 @@ class PluginRegistry:
             else:
                 continue
             self._register_source(
-                f"{child}", lambda m=module_name: _hooks_module(m), only_if_hooks=True
+                f"{child}", functools.partial(_hooks_module, module_name), only_if_hooks=True
             )
 
     def _register_source(
@@ -298,27 +299,22 @@ class PluginRegistry:
         raise UnknownPluginError(kind, name, known)
 
     def connector_class(self, name: str) -> type[Connector]:
-        return self._cls(name, "connector", Connector)
+        return cast("type[Connector]", self.descriptor(name, "connector").cls)
 
     def converter_class(self, name: str) -> type[Converter]:
-        return self._cls(name, "converter", Converter)
+        return cast("type[Converter]", self.descriptor(name, "converter").cls)
 
     def header_converter_class(self, name: str) -> type[HeaderConverter]:
-        return self._cls(name, "header_converter", HeaderConverter)
+        return cast("type[HeaderConverter]", self.descriptor(name, "header_converter").cls)
 
     def transform_class(self, name: str) -> type[Transformation]:
-        return self._cls(name, "transformation", Transformation)
+        return cast("type[Transformation]", self.descriptor(name, "transformation").cls)
 
     def predicate_class(self, name: str) -> type[Predicate]:
-        return self._cls(name, "predicate", Predicate)
+        return cast("type[Predicate]", self.descriptor(name, "predicate").cls)
 
     def config_provider_class(self, name: str) -> type[ConfigProvider]:
-        return self._cls(name, "config_provider", ConfigProvider)
-
-    def _cls(self, name: str, kind: str, base: type[T]) -> type[T]:
-        cls = self.descriptor(name, kind).cls
-        assert issubclass(cls, base)
-        return cls
+        return cast("type[ConfigProvider]", self.descriptor(name, "config_provider").cls)
 
     def _import(self, name: str, kind: str) -> PluginDescriptor | None:
         """A dotted path not registered: import it and accept it if of the right base."""

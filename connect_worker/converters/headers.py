@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 from connectors.api import DataError, HeaderConverter
 
@@ -32,9 +32,9 @@ class SimpleHeaderConverter(HeaderConverter):
             return None
         kind = type(value)
         if kind is bytes:
-            return value
+            return cast(bytes, value)
         if kind is str:
-            return value.encode()
+            return cast(str, value).encode()
         if kind is bool:
             return b"true" if value else b"false"
         if kind in (int, float):

@@ -60,7 +60,7 @@ class JsonConverter(Converter):
     version: ClassVar[str] = "0.1.0"
 
     def __init__(self) -> None:
-        self._config = JsonConverterConfig()
+        self._config = JsonConverterConfig.model_validate({})
         self._schema_text: dict[int, tuple[Schema, str]] = {}
         self._parsed: dict[str, Schema] = {}
 

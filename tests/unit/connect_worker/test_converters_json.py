@@ -230,7 +230,7 @@ def schema_and_value(draw: st.DrawFn) -> tuple[Schema, Any]:
     return schema, draw(values_for(schema))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(schema_and_value())
 def test_round_trip_with_schemas(pair: tuple[Schema, Any]) -> None:
     schema, value = pair
