@@ -222,7 +222,7 @@ class PluginRegistry:
         if only_if_hooks and not _has_hookimpls(plugin):
             log.debug("plugin.path: %s has no sluice hookimpls; ignored", label)
             return
-        self.register(plugin, name=label if not self.manager.is_registered(plugin) else None)
+        self.register(plugin, name=label)
 
     def _collect(
         self, label: str, plugin: object, hook_name: str, kinds: list[tuple[type, str]]

@@ -13,6 +13,7 @@ A missing ``optional`` means required, as in Kafka.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from connect_worker.converters.json_values import from_json_value, to_json_value
@@ -82,18 +83,7 @@ def schema_from_json(obj: Any) -> Schema:
     )
     default = obj.get("default")
     if default is not None:
-        schema = Schema(
-            schema.type,
-            optional=schema.optional,
-            name=schema.name,
-            version=schema.version,
-            doc=schema.doc,
-            default=from_json_value(schema, default),
-            parameters=schema.parameters,
-            fields=schema.fields,
-            key_schema=schema.key_schema,
-            value_schema=schema.value_schema,
-        )
+        schema = replace(schema, default=from_json_value(schema, default))
     return schema
 
 
