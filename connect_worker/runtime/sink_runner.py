@@ -1,0 +1,364 @@
+"""The loop of one sink task: consumer -> converters -> transforms -> ``put``.
+
+::
+
+    SyncConsumer.poll (group connect-<connector>, enable.auto.commit=false)
+        --> RecordConverters.to_sink_record --> TransformChain.apply --> task.put(batch)
+    every offset.flush.interval.ms, on request_commit, on revoke and at stop:
+        task.pre_commit(offsets put so far) --> consumer.commit(returned offsets)
+
+Offsets are committed only after ``pre_commit`` (by default ``flush``) made
+the records durable: at-least-once. A ``RetriableError`` from ``put``
+redelivers the same batch after a backoff, with every partition paused
+meanwhile (the consumer keeps polling, so the group keeps the member). Bad
+records in converters or transforms follow ``errors.*``; any other exception
+fails the task, and the partitions are then closed without a commit.
+
+Paused (target state PAUSED), the runner pauses every assigned partition and
+keeps polling. ``topics.regex`` subscriptions are refreshed every
+``PATTERN_REFRESH_S`` from the cluster's topic list; topics named in
+``topics`` that do not exist yet are subscribed to once they do.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.conversion import RecordConverters
+from connect_worker.runtime.error_handling import ErrorHandler, Stage, StageError
+from connect_worker.runtime.sink_context import RunnerSinkContext, to_api, to_log
+from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
+from connect_worker.runtime.transform_chain import TransformChain
+from connectors.api import ConfigError, RetriableError, SinkRecord, SinkTask
+from log_engine.client import ConsumerRecord, SyncConsumer
+from log_engine.client import TopicPartition as LogPartition
+from log_engine.client.errors import KafkaError
+
+log = logging.getLogger(__name__)
+
+PATTERN_REFRESH_S = 5.0
+MISSING_TOPIC_RECHECK_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SinkRunnerSettings:
+    """Intervals of a sink task's loop."""
+
+    offset_flush_interval_ms: int = 60000
+    poll_timeout_ms: int = 500
+
+
+@dataclass(slots=True)
+class _Batch:
+    """Records waiting for ``put``, with the consumer offsets they cover."""
+
+    records: list[SinkRecord]
+    next_offsets: dict[LogPartition, int]  # per partition: the offset after the last record
+    first_offsets: dict[LogPartition, int]
+
+    def extended(self, later: _Batch | None) -> _Batch:
+        """This batch followed by ``later`` (records read while this one waited)."""
+        if later is None:
+            return self
+        return _Batch(
+            self.records + later.records,
+            {**self.next_offsets, **later.next_offsets},
+            {**later.first_offsets, **self.first_offsets},
+        )
+
+
+class SinkTaskRunner(TaskRunner):
+    """Runs one :class:`SinkTask` (see the module doc; lifecycle in :mod:`.task_runner`).
+
+    Owns the task, its consumer (made by ``consumer_factory`` in the task
+    thread, group ``connect-<connector>``), transforms and converters.
+    ``topics`` or ``topics_regex`` says what to read; ``list_topics`` lists the
+    cluster's topics for the regex.
+    """
+
+    def __init__(
+        self,
+        task_id: TaskId,
+        task: SinkTask,
+        task_props: Mapping[str, str],
+        *,
+        chain: TransformChain,
+        converters: RecordConverters,
+        errors: ErrorHandler,
+        consumer_factory: Callable[[], SyncConsumer],
+        list_topics: Callable[[], list[str]],
+        on_topic: Callable[[str], None],
+        settings: SinkRunnerSettings,
+        retry_backoff: ExponentialBackoff,
+        stopping: threading.Event | None = None,
+    ) -> None:
+        super().__init__(task_id, retry_backoff=retry_backoff, stopping=stopping)
+        self.task = task
+        self._props = dict(task_props)
+        self._topics, self._pattern = _subscription(task_props)
+        self._chain = chain
+        self._converters = converters
+        self._errors = errors
+        self._consumer_factory = consumer_factory
+        self._consumer: SyncConsumer | None = None
+        self._list_topics = list_topics
+        self._on_topic = on_topic
+        self._settings = settings
+        self.context = RunnerSinkContext(task_id.task)
+        self._open: frozenset[LogPartition] = frozenset()
+        self._current: dict[LogPartition, int] = {}  # next offset after what put() accepted
+        self._committed: dict[LogPartition, int] = {}
+        self._pending: _Batch | None = None
+        self._consumer_paused: set[LogPartition] = set()
+        self._subscribed: tuple[str, ...] | None = None
+        self._next_topic_check = 0.0
+        self._next_commit = 0.0
+        self._failed = False
+        self.commits = 0
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the loop to end; the plugin's ``stop()`` then runs in the task thread."""
+        self.stopping.set()
+        self._resumed.set()
+
+    def run(self, on_running: Callable[[], None]) -> None:
+        try:
+            self._consumer = self._consumer_factory()
+            self.task.initialize(self.context)
+            self.task.start(self._props)
+            if not self._plugin_start_done():
+                return
+            on_running()
+            self._next_commit = time.monotonic() + self._settings.offset_flush_interval_ms / 1000
+            self._loop()
+        except BaseException:
+            self._failed = True
+            raise
+        finally:
+            self._shut_down()
+
+    def _stop_plugin(self) -> None:
+        self.task.stop()
+
+    def _shut_down(self) -> None:
+        consumer = self._consumer
+        if consumer is not None:
+            try:
+                self._close_partitions(self._open)
+            except Exception:
+                log.exception("task %s: closing partitions at stop failed", self.task_id)
+            try:
+                consumer.close()
+            except Exception:
+                log.exception("task %s: closing the consumer failed", self.task_id)
+        self._stop_plugin_once(only_if_started=True)
+        self._chain.close()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        assert self._consumer is not None
+        consumer = self._consumer
+        timeout_s = self._settings.poll_timeout_ms / 1000
+        while not self.stopping.is_set():
+            self._refresh_subscription()
+            if self._subscribed is None:  # none of the topics exists yet
+                self.stopping.wait(WAKE_INTERVAL_S)
+                continue
+            self._apply_seeks()
+            self._sync_pauses()
+            raw = consumer.poll(timeout_s)
+            batch = self._convert(raw) if raw else None
+            if self._pending is not None:
+                batch = self._pending.extended(batch)
+            if batch is not None:
+                self._deliver(batch)
+            if self.context.take_commit_request() or time.monotonic() >= self._next_commit:
+                self._commit(self._open)
+
+    def _convert(self, raw: list[ConsumerRecord]) -> _Batch:
+        records: list[SinkRecord] = []
+        next_offsets: dict[LogPartition, int] = {}
+        first_offsets: dict[LogPartition, int] = {}
+        process = self._process
+        for record in raw:
+            tp = LogPartition(record.topic, record.partition)
+            if tp not in first_offsets:
+                first_offsets[tp] = record.offset
+            next_offsets[tp] = record.offset + 1
+            try:
+                out = process(record)
+            except Exception as exc:
+                out = self._errors.recover(process, record, exc)
+            if out is not None:
+                records.append(out)
+        return _Batch(records, next_offsets, first_offsets)
+
+    def _process(self, record: ConsumerRecord) -> SinkRecord | None:
+        sink_record = self._converters.to_sink_record(record)
+        if not self._chain:
+            return sink_record
+        try:
+            return self._chain.apply(sink_record)
+        except Exception as exc:
+            raise StageError(Stage.TRANSFORMATION, exc) from exc
+
+    def _deliver(self, batch: _Batch) -> None:
+        """``put`` the batch; keep it for later (partitions paused) on RetriableError or pause."""
+        if not self._resumed.is_set():  # paused meanwhile: put it once resumed
+            self._pending = batch
+            return
+        try:
+            if batch.records:
+                self.task.put(batch.records)
+        except RetriableError as exc:
+            self._pending = batch
+            self._sync_pauses()
+            self._back_off("put()", exc)
+            return
+        self._pending = None
+        self._retry_backoff.reset()
+        for tp, offset in batch.next_offsets.items():
+            if tp in self._open:
+                self._current[tp] = offset
+
+    # -- offsets -------------------------------------------------------------------------
+
+    def _commit(self, partitions: frozenset[LogPartition]) -> None:
+        """pre_commit what put() accepted, then commit what the task returned."""
+        self._next_commit = time.monotonic() + self._settings.offset_flush_interval_ms / 1000
+        offsets = {tp: o for tp, o in self._current.items() if tp in partitions}
+        if not offsets or all(self._committed.get(tp) == o for tp, o in offsets.items()):
+            return
+        try:
+            safe = self.task.pre_commit({to_api(tp): o for tp, o in offsets.items()})
+        except RetriableError as exc:
+            log.warning("task %s: pre_commit() failed (%s); retrying later", self.task_id, exc)
+            return
+        to_commit = {to_log(tp): int(o) for tp, o in (safe or {}).items()}
+        to_commit = {tp: o for tp, o in to_commit.items() if tp in partitions}
+        if not to_commit:
+            return
+        assert self._consumer is not None
+        try:
+            self._consumer.commit(to_commit)
+        except KafkaError as exc:
+            log.warning(
+                "task %s: committing offsets failed (%s); retrying later", self.task_id, exc
+            )
+            return
+        self._committed.update(to_commit)
+        self.commits += 1
+
+    def _apply_seeks(self) -> None:
+        seeks = self.context.take_seeks(self._open)
+        if not seeks:
+            return
+        assert self._consumer is not None
+        if self._pending is not None:
+            self._rewind(self._pending, skip=seeks.keys())
+        for tp, offset in seeks.items():
+            self._consumer.seek(tp, offset)
+            self._current[tp] = offset
+
+    def _rewind(self, batch: _Batch, skip: object = ()) -> None:
+        """Drop a pending batch, seeking its partitions back to its first records."""
+        assert self._consumer is not None
+        self._pending = None
+        for tp, offset in batch.first_offsets.items():
+            if tp in self._open and tp not in skip:  # type: ignore[operator]
+                self._consumer.seek(tp, offset)
+
+    def _sync_pauses(self) -> None:
+        """Make the consumer's paused partitions match what the task and runner want."""
+        if self.paused or self._pending is not None:
+            wanted = set(self._open)
+        else:
+            wanted = self.context.paused_by_task() & self._open
+        if wanted == self._consumer_paused:
+            return
+        assert self._consumer is not None
+        to_pause, to_resume = wanted - self._consumer_paused, self._consumer_paused - wanted
+        if to_pause:
+            self._consumer.pause(to_pause)
+        if to_resume:
+            self._consumer.resume(to_resume)
+        self._consumer_paused = wanted
+
+    # -- subscription and rebalances (callbacks run in this thread, inside poll) ---------
+
+    def _refresh_subscription(self) -> None:
+        """Subscribe to the wanted topics that exist (re-checked while some are missing).
+
+        A topic that does not exist yet is left out until it does: a group
+        member joining before a topic exists would otherwise never be assigned
+        its partitions (the source writing it may start after the sink).
+        """
+        complete = self._pattern is None and self._subscribed == self._topics
+        now = time.monotonic()
+        if complete or now < self._next_topic_check:
+            return
+        existing = self._list_topics()
+        if self._pattern is None:
+            wanted = tuple(t for t in self._topics if t in existing)
+            self._next_topic_check = now + MISSING_TOPIC_RECHECK_S
+        else:
+            wanted = tuple(sorted(t for t in existing if self._pattern.fullmatch(t)))
+            self._next_topic_check = now + PATTERN_REFRESH_S
+        if wanted and wanted != self._subscribed:
+            self._subscribe(wanted)
+
+    def _subscribe(self, topics: Sequence[str]) -> None:
+        assert self._consumer is not None
+        self._consumer.subscribe(topics, on_assign=self._on_assign, on_revoke=self._on_revoke)
+        self._subscribed = tuple(topics)
+        for topic in topics:
+            self._on_topic(topic)
+
+    def _on_assign(self, partitions: list[LogPartition]) -> None:
+        self._open = self._open | frozenset(partitions)
+        self._consumer_paused -= set(partitions)
+        self.context.set_assignment(self._open)
+        self.task.open([to_api(tp) for tp in partitions])
+
+    def _on_revoke(self, partitions: list[LogPartition]) -> None:
+        self._close_partitions(frozenset(partitions) & self._open)
+
+    def _close_partitions(self, partitions: frozenset[LogPartition]) -> None:
+        if not partitions:
+            return
+        if self._pending is not None:
+            self._pending = None  # its records are read again from the committed offsets
+        if not self._failed:
+            self._commit(partitions)
+        self._open = self._open - partitions
+        self.context.set_assignment(self._open)
+        self._consumer_paused -= partitions
+        for tp in partitions:
+            self._current.pop(tp, None)
+            self._committed.pop(tp, None)
+        self.task.close([to_api(tp) for tp in partitions])
+
+
+def _subscription(props: Mapping[str, str]) -> tuple[tuple[str, ...], re.Pattern[str] | None]:
+    topics = tuple(t.strip() for t in (props.get("topics") or "").split(",") if t.strip())
+    regex = (props.get("topics.regex") or "").strip()
+    if topics and regex:
+        raise ConfigError("topics and topics.regex: set one, not both")
+    if regex:
+        try:
+            return (), re.compile(regex)
+        except re.error as exc:
+            raise ConfigError(f"topics.regex: not a valid regular expression: {exc}") from None
+    if not topics:
+        raise ConfigError("topics: a sink connector needs topics or topics.regex")
+    return topics, None

@@ -1,0 +1,179 @@
+"""Which source offsets may be committed, and committing them.
+
+A source record's offset may be stored only once the log acknowledged that
+record *and every earlier record of the same source partition*: otherwise a
+crash after the commit would skip the earlier, unacknowledged records.
+:class:`SubmittedRecords` keeps, per source partition, the records sent but
+not yet acknowledged in send order; :meth:`SubmittedRecords.collect` pops the
+acknowledged prefix of each queue and remembers the newest offset popped.
+Records dropped by a transform or skipped as bad count as acknowledged at
+once (they are submitted with no future), so their offsets move on too.
+
+:class:`OffsetCommitter` writes those offsets to the :class:`OffsetStore`
+every ``offset.flush.interval.ms`` and once more at stop (after flushing the
+producer), then calls ``task.commit()``. It runs in the task's own thread, so
+the plugin never sees ``commit`` concurrently with ``poll``.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from connect_worker.storage.offsets import OffsetStore, partition_key
+from connectors.api import SourceRecord, SourceTask
+
+log = logging.getLogger(__name__)
+
+Delivery = concurrent.futures.Future[Any]
+FailureHandler = Callable[[SourceRecord, BaseException], None]
+_NO_KEY = object()
+
+
+class SubmittedRecords:
+    """Records handed to the producer and not yet acknowledged, per source partition.
+
+    Used by one thread (the task's). ``in_flight`` counts every record not yet
+    collected; the runner keeps it under its in-flight bound.
+    """
+
+    def __init__(self) -> None:
+        self._pending: dict[str | None, deque[tuple[Delivery | None, SourceRecord]]] = {}
+        self._committable: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
+        self._last_partition: object = _NO_KEY
+        self._last_key: str | None = None
+        self.in_flight = 0
+        self.acked_since_take = 0
+
+    def submit(self, record: SourceRecord, delivery: Delivery | None) -> None:
+        """Track ``record``; ``delivery`` None means nothing to wait for (dropped record)."""
+        partition = record.source_partition
+        if partition is self._last_partition or partition == self._last_partition:
+            key = self._last_key
+        else:
+            key = None if partition is None else partition_key(partition)
+            self._last_partition, self._last_key = partition, key
+        queue = self._pending.get(key)
+        if queue is None:
+            queue = self._pending[key] = deque()
+        queue.append((delivery, record))
+        self.in_flight += 1
+
+    def collect(
+        self,
+        on_ack: Callable[[SourceRecord], None] | None = None,
+        on_failure: FailureHandler | None = None,
+    ) -> None:
+        """Pop the acknowledged prefix of every partition's queue.
+
+        A failed delivery goes to ``on_failure`` (which raises to fail the task,
+        or returns to skip the record); without one its exception is raised.
+        """
+        emptied = []
+        for key, queue in self._pending.items():
+            newest: SourceRecord | None = None
+            try:
+                while queue:
+                    delivery, record = queue[0]
+                    if delivery is not None:
+                        if not delivery.done():
+                            break
+                        error = delivery.exception()
+                        if error is not None:
+                            if on_failure is None:
+                                raise error
+                            on_failure(record, error)
+                    queue.popleft()
+                    self.in_flight -= 1
+                    self.acked_since_take += 1
+                    if record.source_offset is not None:
+                        newest = record
+                    if on_ack is not None:
+                        on_ack(record)
+            finally:  # even when a failed delivery interrupts: what was popped is committable
+                if newest is not None and key is not None:
+                    partition, offset = newest.source_partition, newest.source_offset
+                    assert partition is not None and offset is not None
+                    self._committable[key] = (partition, offset)
+            if not queue:
+                emptied.append(key)
+        for key in emptied:
+            del self._pending[key]
+
+    def oldest_pending(self) -> Delivery | None:
+        """The delivery at the head of some partition's queue (to wait on), if any."""
+        for queue in self._pending.values():
+            if queue and queue[0][0] is not None:
+                return queue[0][0]
+        return None
+
+    def take_committable(self) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+        """Offsets that became committable since the last take: key -> (partition, offset)."""
+        taken, self._committable = self._committable, {}
+        self.acked_since_take = 0
+        return taken
+
+    def restore(self, offsets: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> None:
+        """Put back offsets whose commit failed (newer ones collected since win)."""
+        for key, value in offsets.items():
+            self._committable.setdefault(key, value)
+
+
+class OffsetCommitter:
+    """Commits one source task's offsets on a timer and at stop (see the module doc)."""
+
+    def __init__(
+        self,
+        connector: str,
+        task: SourceTask,
+        store: OffsetStore,
+        submitted: SubmittedRecords,
+        *,
+        interval_ms: int,
+        on_ack: Callable[[SourceRecord], None] | None,
+        on_failure: FailureHandler | None,
+    ) -> None:
+        self._connector = connector
+        self._task = task
+        self._store = store
+        self._submitted = submitted
+        self._interval_s = interval_ms / 1000
+        self._on_ack = on_ack
+        self._on_failure = on_failure
+        self._next_commit = time.monotonic() + self._interval_s
+        self.commits = 0
+
+    def collect(self) -> None:
+        """Advance past acknowledged records (raises when a delivery failed)."""
+        self._submitted.collect(self._on_ack, self._on_failure)
+
+    def maybe_commit(self, now: float) -> None:
+        """Commit when the flush interval has passed."""
+        if now >= self._next_commit:
+            self.commit()
+
+    def commit(self) -> bool:
+        """Store the committable offsets and call ``task.commit()``; False if storing failed."""
+        self._next_commit = time.monotonic() + self._interval_s
+        self.collect()
+        acked = self._submitted.acked_since_take
+        offsets = self._submitted.take_committable()
+        if offsets:
+            try:
+                self._store.put_all(self._connector, {k: off for k, (_, off) in offsets.items()})
+                self._store.flush()
+            except Exception:
+                log.exception("%s: storing %d source offsets failed", self._connector, len(offsets))
+                self._submitted.restore(offsets)
+                return False
+        if offsets or acked:
+            self.commits += 1
+            try:
+                self._task.commit()
+            except Exception:
+                log.exception("%s: the task's commit() raised; continuing", self._connector)
+        return True

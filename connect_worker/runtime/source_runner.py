@@ -1,0 +1,275 @@
+"""The loop of one source task: poll -> transforms -> converters -> producer.
+
+::
+
+    task.poll() --records--> TransformChain.apply --> RecordConverters.to_log
+        --> TopicCreator.ensure (first use) --> SyncProducer.send --> SubmittedRecords
+    OffsetCommitter: every offset.flush.interval.ms and at stop -> OffsetStore, task.commit()
+
+Exceptions, one behaviour each: ``RetriableError`` from ``poll`` (or a
+retriable client error from ``send``) -> back off and retry the unsent tail of
+the batch; a bad record in a transform or converter -> the connector's
+``errors.*`` settings (:mod:`~connect_worker.runtime.error_handling`);
+anything else -> ``run`` raises and the task is FAILED with the trace.
+
+Back-pressure: at most ``max_in_flight_records`` records may wait for their
+acknowledgement; the loop waits for the oldest before sending more (and the
+producer's ``buffer.memory`` bounds the bytes).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.conversion import LogHeaders, RecordConverters
+from connect_worker.runtime.error_handling import ErrorHandler, Stage, StageError
+from connect_worker.runtime.source_offsets import OffsetCommitter, SubmittedRecords
+from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
+from connect_worker.runtime.topics import TopicCreator
+from connect_worker.runtime.transform_chain import TransformChain
+from connect_worker.storage.offsets import OffsetStore
+from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from log_engine.client import SyncProducer
+from log_engine.client.errors import is_retriable
+
+log = logging.getLogger(__name__)
+
+Processed = tuple[SourceRecord, bytes | None, bytes | None, LogHeaders]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRunnerSettings:
+    """Bounds and intervals of a source task's loop."""
+
+    offset_flush_interval_ms: int = 60000
+    offset_flush_timeout_ms: int = 5000
+    max_in_flight_records: int = 50000
+
+
+class _OffsetReader:
+    """The task's view of its connector's stored offsets."""
+
+    def __init__(self, store: OffsetStore, connector: str) -> None:
+        self._store = store
+        self._connector = connector
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        return self._store.get(self._connector, partition)
+
+    def offsets(
+        self, partitions: Sequence[Mapping[str, Any]]
+    ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]:
+        return [(dict(p), self._store.get(self._connector, p)) for p in partitions]
+
+
+class _SourceContext:
+    def __init__(self, task_id: int, reader: _OffsetReader) -> None:
+        self._task_id = task_id
+        self._reader = reader
+
+    @property
+    def offset_reader(self) -> _OffsetReader:
+        return self._reader
+
+    @property
+    def task_id(self) -> int:
+        return self._task_id
+
+
+class SourceTaskRunner(TaskRunner):
+    """Runs one :class:`SourceTask` (see the module doc; lifecycle in :mod:`.task_runner`).
+
+    Owns the task, its producer (made by ``producer_factory`` in the task
+    thread), its transform chain and converters. Offsets go to ``offsets``.
+    """
+
+    def __init__(
+        self,
+        task_id: TaskId,
+        task: SourceTask,
+        task_props: Mapping[str, str],
+        *,
+        chain: TransformChain,
+        converters: RecordConverters,
+        errors: ErrorHandler,
+        producer_factory: Callable[[], SyncProducer],
+        offsets: OffsetStore,
+        topics: TopicCreator,
+        on_topic: Callable[[str], None],
+        settings: SourceRunnerSettings,
+        retry_backoff: ExponentialBackoff,
+        stopping: threading.Event | None = None,
+    ) -> None:
+        super().__init__(task_id, retry_backoff=retry_backoff, stopping=stopping)
+        self.task = task
+        self._props = dict(task_props)
+        self._chain = chain
+        self._converters = converters
+        self._errors = errors
+        self._producer_factory = producer_factory
+        self._producer: SyncProducer | None = None
+        self._store = offsets
+        self._topics = topics
+        self._on_topic = on_topic
+        self._known_topics: set[str] = set()
+        self._settings = settings
+        self.submitted = SubmittedRecords()
+        overrides_commit_record = type(task).commit_record is not SourceTask.commit_record
+        self.committer = OffsetCommitter(
+            task_id.connector,
+            task,
+            offsets,
+            self.submitted,
+            interval_ms=settings.offset_flush_interval_ms,
+            on_ack=task.commit_record if overrides_commit_record else None,
+            on_failure=self._delivery_failed,
+        )
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def run(self, on_running: Callable[[], None]) -> None:
+        try:
+            self._producer = self._producer_factory()
+            context = _SourceContext(
+                self.task_id.task, _OffsetReader(self._store, self.task_id.connector)
+            )
+            self.task.initialize(context)
+            self.task.start(self._props)
+            if not self._plugin_start_done():
+                return
+            on_running()
+            self._loop()
+        finally:
+            self._shut_down()
+
+    def _stop_plugin(self) -> None:
+        self.task.stop()
+
+    def _shut_down(self) -> None:
+        """Stop the plugin, deliver what was sent, commit its offsets, close the producer."""
+        self._stop_plugin_once(only_if_started=True)
+        producer = self._producer
+        if producer is not None:
+            try:
+                producer.flush(self._settings.offset_flush_timeout_ms / 1000)
+            except Exception as exc:
+                log.warning("task %s: flushing the producer at stop failed: %s", self.task_id, exc)
+        try:
+            self.committer.commit()
+        except Exception as exc:
+            log.warning("task %s: final offset commit incomplete: %s", self.task_id, exc)
+        if producer is not None:
+            try:
+                producer.close(self._settings.offset_flush_timeout_ms / 1000)
+            except Exception:
+                log.exception("task %s: closing the producer failed", self.task_id)
+        self._chain.close()
+
+    # -- the loop ------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        batch: list[SourceRecord] = []
+        committer = self.committer
+        while not self.stopping.is_set():
+            if not self._wait_while_paused():
+                committer.collect()
+                committer.maybe_commit(time.monotonic())
+                continue
+            if not batch:
+                batch = self._poll()
+            if batch:
+                sent = self._send_batch(batch)
+                batch = batch[sent:] if sent < len(batch) else []
+                committer.collect()
+            committer.maybe_commit(time.monotonic())
+
+    def _poll(self) -> list[SourceRecord]:
+        try:
+            records = self.task.poll()
+        except RetriableError as exc:
+            self._back_off("poll()", exc)
+            return []
+        self._retry_backoff.reset()
+        return list(records) if records else []
+
+    def _send_batch(self, batch: list[SourceRecord]) -> int:
+        """Send ``batch``; returns how many records were handled (fewer after a retriable error)."""
+        assert self._producer is not None
+        send = self._producer.send
+        submit = self.submitted.submit
+        process = self._process
+        known = self._known_topics
+        max_in_flight = self._settings.max_in_flight_records
+        for index, record in enumerate(batch):
+            if self.submitted.in_flight >= max_in_flight and not self._wait_for_room():
+                return index
+            try:
+                processed = process(record)
+            except Exception as exc:
+                processed = self._errors.recover(process, record, exc)
+            if processed is None:
+                submit(record, None)
+                continue
+            out, key, value, headers = processed
+            topic = out.topic
+            try:
+                if topic not in known:
+                    self._first_use(topic)
+                delivery = send(topic, value, key, headers or None, out.partition, out.timestamp)
+            except Exception as exc:
+                if not (is_retriable(exc) or isinstance(exc, RetriableError)):
+                    raise
+                self._back_off(f"sending to {topic!r}", exc)
+                return index
+            submit(record, delivery)
+        self._retry_backoff.reset()
+        return len(batch)
+
+    def _process(self, record: SourceRecord) -> Processed | None:
+        """Transform and convert one record; None when a transform dropped it."""
+        out: SourceRecord | None = record
+        if self._chain:
+            try:
+                out = self._chain.apply(record)
+            except Exception as exc:
+                raise StageError(Stage.TRANSFORMATION, exc) from exc
+            if out is None:
+                return None
+        assert out is not None
+        key, value, headers = self._converters.to_log(out)
+        return out, key, value, headers
+
+    def _first_use(self, topic: str) -> None:
+        self._topics.ensure(topic, self._props)
+        self._known_topics.add(topic)
+        self._on_topic(topic)
+
+    def _wait_for_room(self) -> bool:
+        """Wait until fewer than the in-flight bound wait for acks; False when stopping."""
+        limit = self._settings.max_in_flight_records
+        self.committer.collect()
+        while self.submitted.in_flight >= limit:
+            if self.stopping.is_set():
+                return False
+            head = self.submitted.oldest_pending()
+            if head is not None:
+                concurrent.futures.wait([head], timeout=WAKE_INTERVAL_S)
+            self.committer.collect()
+        return True
+
+    def _delivery_failed(self, record: SourceRecord, error: BaseException) -> None:
+        if self._errors.settings.tolerance_all:
+            self._errors.tolerate(Stage.KAFKA_PRODUCE, record, error)
+            return
+        raise ConnectError(
+            f"the log did not accept a record for topic {record.topic!r}: "
+            f"{type(error).__name__}: {error}"
+        ) from error

@@ -1,0 +1,143 @@
+"""Builds one attempt of a task: the plugin task and the runner around it.
+
+Called in the task's own thread for every (re)start, so each attempt gets a
+fresh plugin object, transform chain, converters and client. Clients are
+configured from the worker's settings plus the connector's overrides::
+
+    producer: bootstrap.servers, client.id=connector-producer-<connector>-<task>,
+              acks=all, worker producer.*, connector producer.override.*
+    consumer: bootstrap.servers, group.id=connect-<connector>,
+              client.id=connector-consumer-<connector>-<task>,
+              enable.auto.commit=false, auto.offset.reset=earliest,
+              worker consumer.*, connector consumer.override.*
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.conversion import RecordConverters
+from connect_worker.runtime.error_handling import ErrorHandler, ErrorReporter, ErrorSettings
+from connect_worker.runtime.settings import RuntimeSettings
+from connect_worker.runtime.sink_runner import SinkTaskRunner
+from connect_worker.runtime.source_runner import SourceTaskRunner
+from connect_worker.runtime.status import StatusListener, TaskId
+from connect_worker.runtime.task_runner import TaskRunner
+from connect_worker.runtime.topics import TopicCreator
+from connect_worker.runtime.transform_chain import TransformChain
+from connect_worker.storage.offsets import OffsetStore
+from connectors.api import ConfigError, SinkTask, SourceTask
+from log_engine.client import SyncConsumer, SyncProducer
+
+if TYPE_CHECKING:
+    from connect_worker.plugins import PluginRegistry
+
+#: Extra error reporters per task (the dead-letter queue plugs in here, issue 5).
+ReporterFactory = Callable[[TaskId, Mapping[str, str]], list[ErrorReporter]]
+
+
+def group_id(connector: str) -> str:
+    """The consumer group of a sink connector's tasks (Kafka's convention)."""
+    return f"connect-{connector}"
+
+
+def overrides(props: Mapping[str, str], prefix: str) -> dict[str, str]:
+    return {k[len(prefix) :]: v for k, v in props.items() if k.startswith(prefix)}
+
+
+class TaskFactory:
+    """Makes runners for the worker's tasks (see the module doc); thread-safe."""
+
+    def __init__(
+        self,
+        registry: PluginRegistry,
+        settings: RuntimeSettings,
+        offsets: OffsetStore,
+        topics: TopicCreator,
+        listener: StatusListener,
+        reporters: ReporterFactory | None = None,
+    ) -> None:
+        self._registry = registry
+        self._settings = settings
+        self._offsets = offsets
+        self._topics = topics
+        self._listener = listener
+        self._reporters = reporters
+
+    def runner(
+        self, task_id: TaskId, connector_props: Mapping[str, str], task_props: Mapping[str, str]
+    ) -> TaskRunner:
+        """A new plugin task with its runner; ConfigError for a config that cannot work."""
+        connector_cls = self._registry.connector_class(connector_props["connector.class"])
+        task = connector_cls.task_class()()
+        stopping = threading.Event()
+        reporters = self._reporters(task_id, connector_props) if self._reporters else []
+        errors = ErrorHandler(
+            task_id, ErrorSettings.from_props(connector_props), reporters, stopping=stopping
+        )
+        converters = RecordConverters.build(
+            self._registry, connector_props, self._settings.converters
+        )
+        chain = TransformChain.from_props(connector_props, self._registry)
+        common: dict[str, Any] = {
+            "chain": chain,
+            "converters": converters,
+            "errors": errors,
+            "on_topic": lambda topic: self._listener.on_topic_used(task_id.connector, topic),
+            "retry_backoff": ExponentialBackoff(
+                self._settings.retry_backoff_initial_ms, self._settings.retry_backoff_max_ms
+            ),
+            "stopping": stopping,
+        }
+        if isinstance(task, SourceTask):
+            return SourceTaskRunner(
+                task_id,
+                task,
+                task_props,
+                producer_factory=lambda: self._producer(task_id, connector_props),
+                offsets=self._offsets,
+                topics=self._topics,
+                settings=self._settings.source,
+                **common,
+            )
+        if isinstance(task, SinkTask):
+            return SinkTaskRunner(
+                task_id,
+                task,
+                task_props,
+                consumer_factory=lambda: self._consumer(task_id, connector_props),
+                list_topics=self._topics.list_topics,
+                settings=self._settings.sink,
+                **common,
+            )
+        chain.close()
+        raise ConfigError(
+            f"connector.class: {connector_cls.__name__}.task_class() is neither a SourceTask "
+            "nor a SinkTask"
+        )
+
+    def _producer(self, task_id: TaskId, props: Mapping[str, str]) -> SyncProducer:
+        config = {
+            "bootstrap.servers": self._settings.bootstrap,
+            "client.id": f"connector-producer-{task_id}",
+            "acks": "all",
+            **self._settings.producer_props,
+            **overrides(props, "producer.override."),
+        }
+        return SyncProducer(config)
+
+    def _consumer(self, task_id: TaskId, props: Mapping[str, str]) -> SyncConsumer:
+        config = {
+            "bootstrap.servers": self._settings.bootstrap,
+            "group.id": group_id(task_id.connector),
+            "client.id": f"connector-consumer-{task_id}",
+            "enable.auto.commit": "false",
+            "auto.offset.reset": "earliest",
+            **self._settings.consumer_props,
+            **overrides(props, "consumer.override."),
+        }
+        config["enable.auto.commit"] = "false"  # the runner commits, after pre_commit
+        return SyncConsumer(config)

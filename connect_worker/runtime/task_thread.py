@@ -1,0 +1,172 @@
+"""One task's thread: runs its runner and restarts it after a failure.
+
+Kafka Connect leaves a FAILED task failed until someone calls the restart
+endpoint; Sluice restarts it by itself when ``task.restart.enabled`` (the
+default), waiting ``task.restart.backoff.initial.ms`` and doubling up to
+``task.restart.backoff.max.ms``. States reported for a failing task::
+
+    RUNNING --raises--> FAILED (trace) --backoff--> RESTARTING (same trace) --> RUNNING (no trace)
+
+The trace of the last failure stays in the status until the task runs again.
+A run that lasted longer than the maximum backoff counts as healthy: the
+next failure starts again from the initial delay.
+
+Each attempt builds a fresh plugin task and runner (``make_runner``, called
+in the task thread, so a slow plugin constructor never blocks the herder).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from connect_worker.herder.api import State
+from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.status import StatusListener, TaskId
+from connect_worker.runtime.task_runner import TaskRunner
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class RestartPolicy:
+    """``task.restart.*``: whether and how fast failed tasks restart by themselves."""
+
+    enabled: bool = True
+    backoff_initial_ms: int = 1000
+    backoff_max_ms: int = 60000
+
+
+class TaskThread:
+    """Runs one task in a named daemon thread (see the module doc).
+
+    Lifecycle: construct -> :meth:`start` -> pause()/resume() any number of
+    times -> :meth:`request_stop` (returns at once) -> :meth:`join`. The
+    state reported last is in :attr:`state`.
+    """
+
+    def __init__(
+        self,
+        task_id: TaskId,
+        make_runner: Callable[[], TaskRunner],
+        listener: StatusListener,
+        policy: RestartPolicy,
+        *,
+        paused: bool = False,
+    ) -> None:
+        self.task_id = task_id
+        self._make_runner = make_runner
+        self._listener = listener
+        self._policy = policy
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._paused = paused
+        self._runner: TaskRunner | None = None
+        self.state = State.UNASSIGNED
+        self.trace: str | None = None
+        self.failures = 0
+        self._thread = threading.Thread(target=self._main, name=f"task-{task_id}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def pause(self) -> None:
+        with self._lock:
+            self._paused = True
+            if self._runner is not None:
+                self._runner.pause()
+            if self.state is State.RUNNING:
+                self._report(State.PAUSED, None)
+
+    def resume(self) -> None:
+        with self._lock:
+            self._paused = False
+            if self._runner is not None:
+                self._runner.resume()
+            if self.state is State.PAUSED:
+                self._report(State.RUNNING, None)
+
+    def request_stop(self) -> None:
+        """Ask the task to stop; returns at once (use :meth:`join` to wait)."""
+        with self._lock:
+            self._stop.set()
+            runner = self._runner
+        if runner is not None:
+            runner.stop()
+
+    def join(self, timeout_s: float | None = None) -> bool:
+        """Wait for the thread to end; False if it is still running after ``timeout_s``."""
+        if self._thread.ident is not None:
+            self._thread.join(timeout_s)
+        return not self._thread.is_alive()
+
+    @property
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    # -- the thread ----------------------------------------------------------------------
+
+    def _main(self) -> None:
+        backoff = ExponentialBackoff(
+            max(1, self._policy.backoff_initial_ms),
+            max(1, self._policy.backoff_initial_ms, self._policy.backoff_max_ms),
+        )
+        while not self._stop.is_set():
+            started = time.monotonic()
+            trace = self._run_once()
+            if trace is None:
+                return  # stopped cleanly
+            self.failures += 1
+            with self._lock:
+                self._runner = None
+                self._report(State.FAILED, trace)
+            if not self._policy.enabled:
+                return
+            if time.monotonic() - started > backoff.max_ms / 1000:
+                backoff.reset()
+            delay_s = backoff.next_delay_s()
+            log.warning("task %s failed; restarting in %.1fs", self.task_id, delay_s)
+            if self._stop.wait(delay_s):
+                return
+            with self._lock:
+                if self._stop.is_set():
+                    return
+                self._report(State.RESTARTING, trace)
+
+    def _run_once(self) -> str | None:
+        """One attempt; the failure's trace, or None after a clean stop."""
+        try:
+            runner = self._make_runner()
+        except Exception:
+            log.exception("task %s could not be created", self.task_id)
+            return traceback.format_exc()
+        with self._lock:
+            if self._stop.is_set():
+                return None
+            self._runner = runner
+            if self._paused:
+                runner.pause()
+        try:
+            runner.run(self._on_running)
+        except Exception:
+            log.exception("task %s failed", self.task_id)
+            return traceback.format_exc()
+        if not self._stop.is_set():
+            log.error("task %s ended without being asked to stop", self.task_id)
+        return None
+
+    def _on_running(self) -> None:
+        with self._lock:
+            self._report(State.PAUSED if self._paused else State.RUNNING, None)
+
+    def _report(self, state: State, trace: str | None) -> None:
+        """Record and publish a state (called with the lock held; listeners never block)."""
+        self.state, self.trace = state, trace
+        try:
+            self._listener.on_task_state(self.task_id, state, trace)
+        except Exception:
+            log.exception("task %s: status listener failed", self.task_id)
