@@ -9,6 +9,7 @@ import pytest
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
+from connect_worker.storage.status import StatusStore
 from connect_worker.worker_config import WorkerConfig
 from tests.integration.connect import plugins
 from tests.support.broker_process import BrokerProcess
@@ -29,7 +30,7 @@ def make_herder(
     """Start a StandaloneHerder on the session broker (files under tmp_path); stopped at the end."""
     herders: list[StandaloneHerder] = []
 
-    def make(**overrides: str) -> StandaloneHerder:
+    def make(status: StatusStore | None = None, **overrides: str) -> StandaloneHerder:
         props = {
             "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
             "connector.configs.file": str(tmp_path / "connectors.json"),
@@ -41,7 +42,10 @@ def make_herder(
             **overrides,
         }
         herder = StandaloneHerder(
-            WorkerConfig.from_properties(props), registry, bootstrap=broker.bootstrap
+            WorkerConfig.from_properties(props),
+            registry,
+            bootstrap=broker.bootstrap,
+            status=status,
         )
         herder.start()
         herders.append(herder)
