@@ -355,7 +355,7 @@ class StandaloneHerder(Herder):
         if c.problems is not None:
             raise ConflictError(f"Connector {name} has an invalid config; fix it first")
         if c.target is TargetState.STOPPED:
-            raise ConflictError(f"Connector {name} is stopped; resume it instead")
+            return False, []  # nothing runs: nothing to restart (resume starts it)
         restart_connector = not only_failed or status.state is State.FAILED
         tasks = [
             t.id

@@ -305,5 +305,7 @@ def test_restart_and_delete(make_herder: MakeHerder, topic_name: str) -> None:
     assert status.state is State.RESTARTING and status.tasks[0].state is State.RESTARTING
     wait_for(lambda: task_state(herder, src) is State.RUNNING, "the restarted task")
     assert herder.connector_status(src).state is State.RUNNING
+    herder.set_target_state(src, TargetState.STOPPED)
+    assert herder.restart_connector(src, include_tasks=True).state is State.STOPPED  # no-op
     herder.delete_connector(src)
     assert herder.connectors() == []
