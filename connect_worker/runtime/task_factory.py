@@ -5,10 +5,11 @@ fresh plugin object, transform chain, converters and client. Clients are
 configured from the worker's settings plus the connector's overrides::
 
     producer: bootstrap.servers, client.id=connector-producer-<connector>-<task>,
-              acks=all, worker producer.*, connector producer.override.*
+              acks=all, batch.size=262144, linger.ms=5,
+              worker producer.*, connector producer.override.*
     consumer: bootstrap.servers, group.id=connect-<connector>,
               client.id=connector-consumer-<connector>-<task>,
-              enable.auto.commit=false, auto.offset.reset=earliest,
+              enable.auto.commit=false, auto.offset.reset=earliest, max.poll.records=2000,
               worker consumer.*, connector consumer.override.*
 """
 
@@ -37,6 +38,12 @@ if TYPE_CHECKING:
 
 #: Extra error reporters per task (the dead-letter queue plugs in here, issue 5).
 ReporterFactory = Callable[[TaskId, Mapping[str, str]], list[ErrorReporter]]
+
+
+#: Larger batches than the client's defaults: a connector moves many small records, and
+#: every new batch costs a wake-up of the client's loop thread (GIL hand-offs).
+PRODUCER_DEFAULTS = {"batch.size": "262144", "linger.ms": "5"}
+CONSUMER_DEFAULTS = {"max.poll.records": "2000"}
 
 
 def group_id(connector: str) -> str:
@@ -124,6 +131,7 @@ class TaskFactory:
             "bootstrap.servers": self._settings.bootstrap,
             "client.id": f"connector-producer-{task_id}",
             "acks": "all",
+            **PRODUCER_DEFAULTS,
             **self._settings.producer_props,
             **overrides(props, "producer.override."),
         }
@@ -136,6 +144,7 @@ class TaskFactory:
             "client.id": f"connector-consumer-{task_id}",
             "enable.auto.commit": "false",
             "auto.offset.reset": "earliest",
+            **CONSUMER_DEFAULTS,
             **self._settings.consumer_props,
             **overrides(props, "consumer.override."),
         }
