@@ -64,6 +64,9 @@ class RunnerSinkContext:
         with self._lock:
             return set(self._paused)
 
+    def has_seeks(self) -> bool:
+        return bool(self._seeks)
+
     def take_seeks(self, assigned: frozenset[LogPartition]) -> dict[LogPartition, int]:
         """Seeks for assigned partitions (others wait until they are assigned)."""
         with self._lock:

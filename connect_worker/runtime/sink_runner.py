@@ -177,6 +177,8 @@ class SinkTaskRunner(TaskRunner):
             self._apply_seeks()
             self._sync_pauses()
             raw = consumer.poll(timeout_s)
+            if raw and self.context.has_seeks():  # a seek asked for during this poll wins
+                raw = self._apply_seeks(raw)
             batch = self._convert(raw) if raw else None
             if self._pending is not None:
                 batch = self._pending.extended(batch)
@@ -259,16 +261,20 @@ class SinkTaskRunner(TaskRunner):
         self._committed.update(to_commit)
         self.commits += 1
 
-    def _apply_seeks(self) -> None:
+    def _apply_seeks(self, raw: list[ConsumerRecord] | None = None) -> list[ConsumerRecord]:
+        """Seek where the task asked; drop polled records of those partitions."""
         seeks = self.context.take_seeks(self._open)
         if not seeks:
-            return
+            return raw or []
         assert self._consumer is not None
         if self._pending is not None:
             self._rewind(self._pending, skip=seeks.keys())
         for tp, offset in seeks.items():
             self._consumer.seek(tp, offset)
             self._current[tp] = offset
+        if not raw:
+            return []
+        return [r for r in raw if (r.topic, r.partition) not in seeks]
 
     def _rewind(self, batch: _Batch, skip: object = ()) -> None:
         """Drop a pending batch, seeking its partitions back to its first records."""
@@ -329,6 +335,7 @@ class SinkTaskRunner(TaskRunner):
         self._consumer_paused -= set(partitions)
         self.context.set_assignment(self._open)
         self.task.open([to_api(tp) for tp in partitions])
+        self._apply_seeks()  # before the first fetch: a sink storing its offsets resumes there
 
     def _on_revoke(self, partitions: list[LogPartition]) -> None:
         self._close_partitions(frozenset(partitions) & self._open)

@@ -115,10 +115,14 @@ class MemorySinkTask(SinkTask):
         self.log = SINKS.setdefault(self.name, SinkLog())
         self.retriable_failures = int(props.get("fail.put.retriable", "0"))
         self.fatal_at = int(props.get("fail.put.fatal.at", "-1"))
+        self.seek_on_open = props.get("seek.on.open")
 
     def open(self, partitions: Sequence[TopicPartition]) -> None:
         with self.log.lock:
             self.log.opened.extend(partitions)
+        if self.seek_on_open is not None and self.context is not None:
+            self.context.offset({tp: int(self.seek_on_open) for tp in partitions})
+            self.seek_on_open = None  # once per task instance, as a sink storing offsets would
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         values = [r.value for r in records]
