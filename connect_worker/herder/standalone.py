@@ -21,10 +21,16 @@ Lifecycle::
 Configs are kept as given (``${provider:path:key}`` references unresolved) and
 resolved just before a connector starts; every config handed out has its
 secrets masked.
+
+Where a connector comes from matters for persistence: ``put_connector_config``
+takes ``source="rest"`` (the default: written to ``connector.configs.file``,
+back after a restart) or ``source="file"`` (a pipeline file: the folder is its
+source of truth, nothing is written). Failed placeholders are never persisted.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections.abc import Callable
@@ -117,7 +123,7 @@ class StandaloneHerder(Herder):
     def start(self) -> None:
         """Load the connectors persisted by an earlier run and start them."""
         for stored in self._configs.load():
-            self._call(lambda s=stored: self._restore(s))
+            self._call(functools.partial(self._restore, stored))
 
     def stop(self) -> None:
         """Stop every task (flushing source offsets) and connector; idempotent."""

@@ -28,10 +28,11 @@ class ExponentialBackoff:
 
     def next_delay_s(self) -> float:
         """The delay before the next attempt, in seconds."""
-        base_ms = min(self.max_ms, self.initial_ms * 2 ** min(self._attempts, 62))
+        base_ms = float(min(self.max_ms, self.initial_ms * 2 ** min(self._attempts, 62)))
         self._attempts += 1
         spread = base_ms * self._jitter
-        return max(0.0, min(self.max_ms, base_ms + random.uniform(-spread, spread)) / 1000)
+        jittered_ms = min(float(self.max_ms), base_ms + random.uniform(-spread, spread))
+        return max(0.0, jittered_ms / 1000)
 
     def reset(self) -> None:
         self._attempts = 0

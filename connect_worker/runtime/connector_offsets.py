@@ -91,7 +91,12 @@ class ConnectorOffsets:
         for index, entry in enumerate(_entries(offsets)):
             partition, offset = entry.get("partition") or {}, entry.get("offset")
             topic, number = partition.get("kafka_topic"), partition.get("kafka_partition")
-            if not isinstance(topic, str) or not topic or not _is_int(number) or number < 0:
+            if (
+                not isinstance(topic, str)
+                or not topic
+                or not isinstance(number, int)
+                or (isinstance(number, bool) or number < 0)
+            ):
                 problems.append(
                     f"offsets[{index}].partition: needs kafka_topic (a string) and "
                     "kafka_partition (an integer >= 0)"

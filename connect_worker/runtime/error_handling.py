@@ -161,7 +161,8 @@ class ErrorHandler:
         stage, cause = _unwrap(error)
         if not isinstance(cause, DataError | RetriableError):
             raise error
-        return self.tolerate(stage, record, cause)
+        self.tolerate(stage, record, cause)
+        return None
 
     def tolerate(self, stage: Stage, record: Any, cause: BaseException) -> None:
         """Skip a bad record under ``errors.tolerance=all``; raise under ``none``."""

@@ -97,14 +97,15 @@ class TransformChain:
 
     def apply(self, record: R) -> R | None:
         """The transformed record, or None when a transform dropped it."""
-        current: ConnectRecord | None = record
+        current: ConnectRecord = record
         for step in self._steps:
             if step.predicate is not None and step.predicate.test(current) == step.negate:
                 continue
-            current = step.transform.apply(current)
-            if current is None:
+            transformed = step.transform.apply(current)
+            if transformed is None:
                 return None
-        return current  # type: ignore[return-value]
+            current = transformed
+        return current  # type: ignore[return-value]  # transforms keep the record's class
 
     def close(self) -> None:
         """Close every transform and predicate (errors are the plugins' to log)."""
