@@ -1,11 +1,15 @@
 """The ``sluice`` command line: one sub-command per job.
 
 - ``sluice broker [broker.properties] [--override key=value ...]`` runs a broker.
-- ``sluice standalone [worker.properties]`` runs the embedded default: a
-  single-node broker (and, as the Connect runtime lands, the worker, the REST
-  API and the pipelines folder watcher) in one process.
+- ``sluice standalone [worker.properties] [connector.properties ...]`` runs the
+  embedded default in one process: a single-node broker (unless
+  ``bootstrap.servers`` is set), the worker, the REST API and the pipelines
+  folder watcher (:mod:`connect_worker.standalone`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
   (:mod:`connect_worker.log_commands`).
+- ``sluice connectors|plugins ...``: clients of a worker's REST API, and
+  ``sluice validate FILE``: an offline dry run of a pipeline file
+  (:mod:`connect_worker.rest_client_commands`).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from connect_worker import log_commands
+from connect_worker import log_commands, rest_client_commands
 from connect_worker.properties import PropertiesError, load_properties
 from log_engine.broker.broker import run_broker
 from log_engine.broker.config import BrokerConfig, BrokerConfigError
@@ -61,11 +65,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     broker.set_defaults(run=_run_broker)
 
-    standalone = commands.add_parser("standalone", help="run the embedded single-process default")
+    standalone = commands.add_parser(
+        "standalone", help="run the worker (and an embedded broker), REST API and watcher"
+    )
     standalone.add_argument("config", nargs="?", type=Path, help="worker.properties")
     standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
     standalone.set_defaults(run=_run_standalone)
     log_commands.add_commands(commands)
+    rest_client_commands.add_commands(commands)
     return parser
 
 
@@ -87,17 +94,9 @@ def _run_broker(args: argparse.Namespace) -> int:
 
 
 def _run_standalone(args: argparse.Namespace) -> int:
-    worker = load_properties(args.config) if args.config else {}
-    broker_props = {
-        "listeners": worker.get("embedded.broker.listeners", "PLAINTEXT://127.0.0.1:9092"),
-        "log.dirs": worker.get("embedded.broker.log.dirs", "data/log"),
-        "group.initial.rebalance.delay.ms": "0",
-        "offsets.topic.num.partitions": "1",
-    }
-    if args.connectors:
-        log.warning("connector files are not run yet: the Connect runtime is not built")
-    _serve(BrokerConfig.from_properties(broker_props))
-    return 0
+    from connect_worker.standalone import run_standalone  # FastAPI and friends: only here
+
+    return run_standalone(args.config, args.connectors)
 
 
 def _serve(config: BrokerConfig) -> None:

@@ -1,0 +1,293 @@
+"""``sluice connectors|plugins ...`` (clients of a worker's REST API) and ``sluice validate``.
+
+- ``sluice connectors list | status NAME | create FILE.properties | delete NAME |
+  pause NAME | resume NAME | stop NAME | restart NAME [--include-tasks] [--only-failed]``
+- ``sluice plugins list [--all]``
+
+each with ``--url`` (default ``http://127.0.0.1:8083``, or ``$SLUICE_URL``), and
+
+- ``sluice validate connector.properties``: offline, no worker needed. Parses
+  the file, validates it against the connector's config model, then runs the
+  connector's ``check()`` against the real system; prints every problem and
+  exits 1 if there is any (a dry run Kafka Connect lacks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from connect_worker.properties import load_properties
+
+DEFAULT_URL = "http://127.0.0.1:8083"
+_TIMEOUT_S = 30.0
+
+
+class CommandError(Exception):
+    """A command that could not do its job; printed as ``sluice: <message>``, exit 1."""
+
+
+class RestClient:
+    """A few lines over httpx that turn Kafka Connect's error body into CommandError."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url.rstrip("/")
+        self._http = httpx.Client(base_url=self.url, timeout=_TIMEOUT_S)
+
+    def call(
+        self, method: str, path: str, *, params: Any = None, body: Any = None
+    ) -> tuple[int, Any]:
+        """Send a request; returns (status, decoded JSON body or None)."""
+        try:
+            response = self._http.request(method, path, params=params, json=body)
+        except httpx.TransportError as exc:
+            raise CommandError(f"cannot reach the worker at {self.url}: {exc}") from None
+        try:
+            decoded = response.json() if response.content else None
+        except ValueError:
+            decoded = response.text
+        if response.status_code >= 400:
+            message = decoded.get("message") if isinstance(decoded, dict) else decoded
+            raise CommandError(f"{response.status_code}: {message or response.reason_phrase}")
+        return response.status_code, decoded
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def connector_path(name: str, *rest: str) -> str:
+    return "/".join(["/connectors", quote(name, safe=""), *rest])
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Register ``connectors``, ``plugins`` and ``validate`` on the ``sluice`` parser."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--url",
+        default=os.environ.get("SLUICE_URL", DEFAULT_URL),
+        help=f"the worker's REST URL (default {DEFAULT_URL}, or $SLUICE_URL)",
+    )
+    common.add_argument("--json", action="store_true", help="print the API's JSON as is")
+    _add_connectors(commands, common)
+    plugins = commands.add_parser("plugins", help="list a worker's plugins")
+    plugin_actions = plugins.add_subparsers(required=True, metavar="ACTION")
+    listing = plugin_actions.add_parser("list", parents=[common], help="installed plugins")
+    listing.add_argument(
+        "--all", action="store_true", help="converters, transforms and predicates too"
+    )
+    listing.set_defaults(run=_client(_plugins_list))
+    validate = commands.add_parser(
+        "validate", help="check a pipeline file offline and test its connectivity"
+    )
+    validate.add_argument("file", type=Path, help="connector .properties")
+    validate.add_argument("--worker-config", type=Path, help="worker.properties (for plugin.path)")
+    validate.set_defaults(run=_validate)
+
+
+def _add_connectors(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    common: argparse.ArgumentParser,
+) -> None:
+    connectors = commands.add_parser("connectors", help="manage connectors through the REST API")
+    actions = connectors.add_subparsers(required=True, metavar="ACTION")
+    actions.add_parser("list", parents=[common], help="connectors and their states").set_defaults(
+        run=_client(_list)
+    )
+    for action, help_text, run in (
+        ("status", "a connector's and its tasks' states", _status),
+        ("delete", "delete a connector", _delete),
+        ("pause", "pause a connector", _pause),
+        ("resume", "resume a paused or stopped connector", _resume),
+        ("stop", "stop a connector (frees its tasks)", _stop),
+    ):
+        parser = actions.add_parser(action, parents=[common], help=help_text)
+        parser.add_argument("name")
+        parser.set_defaults(run=_client(run))
+    create = actions.add_parser("create", parents=[common], help="create from a .properties file")
+    create.add_argument("file", type=Path)
+    create.set_defaults(run=_client(_create))
+    restart = actions.add_parser("restart", parents=[common], help="restart a connector")
+    restart.add_argument("name")
+    restart.add_argument("--include-tasks", action="store_true", help="restart its tasks too")
+    restart.add_argument("--only-failed", action="store_true", help="only what has FAILED")
+    restart.set_defaults(run=_client(_restart))
+
+
+Action = Callable[[RestClient, argparse.Namespace], int | None]
+
+
+def _client(action: Action) -> Callable[[argparse.Namespace], int]:
+    def run(args: argparse.Namespace) -> int:
+        client = RestClient(args.url)
+        try:
+            return int(action(client, args) or 0)
+        except CommandError as exc:
+            print(f"sluice: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            client.close()
+
+    return run
+
+
+def _print_json(body: Any) -> None:
+    print(json.dumps(body, indent=2))
+
+
+def _table(rows: Sequence[Sequence[str]]) -> None:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
+
+
+def _list(client: RestClient, args: argparse.Namespace) -> None:
+    _, body = client.call("GET", "/connectors", params={"expand": "status"})
+    if args.json:
+        _print_json(body)
+        return
+    rows = [["NAME", "TYPE", "STATE", "TASKS"]]
+    for name in sorted(body):
+        status = body[name].get("status", {})
+        tasks = ",".join(f"{t['id']}:{t['state']}" for t in status.get("tasks", []))
+        state = status.get("connector", {}).get("state", "?")
+        rows.append([name, status.get("type", "?"), state, tasks or "-"])
+    if len(rows) == 1:
+        print("no connectors")
+        return
+    _table(rows)
+
+
+def _status(client: RestClient, args: argparse.Namespace) -> None:
+    _, body = client.call("GET", connector_path(args.name, "status"))
+    if args.json:
+        _print_json(body)
+        return
+    _print_status(body)
+
+
+def _print_status(body: dict[str, Any]) -> None:
+    connector = body.get("connector", {})
+    print(
+        f"connector {body.get('name')} ({body.get('type')}): {connector.get('state')}"
+        f" on {connector.get('worker_id')}"
+    )
+    _print_trace(connector.get("trace"))
+    for task in body.get("tasks", []):
+        print(f"  task {task.get('id')}: {task.get('state')} on {task.get('worker_id')}")
+        _print_trace(task.get("trace"))
+
+
+def _print_trace(trace: str | None) -> None:
+    for line in (trace or "").splitlines():
+        print(f"      {line}")
+
+
+def _create(client: RestClient, args: argparse.Namespace) -> None:
+    config = load_properties(args.file)
+    name = config.get("name", "").strip() or args.file.name.removesuffix(".properties")
+    config["name"] = name
+    _, body = client.call("POST", "/connectors", body={"name": name, "config": config})
+    if args.json:
+        _print_json(body)
+    else:
+        print(f"created connector {name}")
+
+
+def _delete(client: RestClient, args: argparse.Namespace) -> None:
+    client.call("DELETE", connector_path(args.name))
+    print(f"deleted connector {args.name}")
+
+
+def _pause(client: RestClient, args: argparse.Namespace) -> None:
+    client.call("PUT", connector_path(args.name, "pause"))
+    print(f"pausing connector {args.name}")
+
+
+def _resume(client: RestClient, args: argparse.Namespace) -> None:
+    client.call("PUT", connector_path(args.name, "resume"))
+    print(f"resuming connector {args.name}")
+
+
+def _stop(client: RestClient, args: argparse.Namespace) -> None:
+    client.call("PUT", connector_path(args.name, "stop"))
+    print(f"stopped connector {args.name}")
+
+
+def _restart(client: RestClient, args: argparse.Namespace) -> None:
+    params = {
+        "includeTasks": str(args.include_tasks).lower(),
+        "onlyFailed": str(args.only_failed).lower(),
+    }
+    status, body = client.call("POST", connector_path(args.name, "restart"), params=params)
+    if args.json and body is not None:
+        _print_json(body)
+    elif status == 202 and body:
+        _print_status(body)
+    else:
+        print(f"restarted connector {args.name}")
+
+
+def _plugins_list(client: RestClient, args: argparse.Namespace) -> None:
+    params = {"connectorsOnly": "false" if args.all else "true"}
+    _, body = client.call("GET", "/connector-plugins", params=params)
+    if args.json:
+        _print_json(body)
+        return
+    rows = [["CLASS", "TYPE", "VERSION"]]
+    rows += [[p["class"], p["type"], p.get("version") or ""] for p in body]
+    _table(rows)
+
+
+def _validate(args: argparse.Namespace) -> int:
+    path: Path = args.file
+    problems, summary = validate_pipeline(path, args.worker_config)
+    if problems:
+        print(f"{path}: {len(problems)} problem(s)")
+        for problem in problems:
+            print(f"  - {problem}")
+        return 1
+    print(f"{path}: OK: {summary}")
+    return 0
+
+
+def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[list[str], str]:
+    """Every problem of one pipeline file: syntax, config, then the connector's ``check()``."""
+    from connect_worker.plugins import PluginRegistry, UnknownPluginError
+    from connect_worker.validation import validate_connector_config
+    from connect_worker.watch import read_pipeline_file
+    from connect_worker.worker_config import WorkerConfig
+
+    pipeline = read_pipeline_file(path)
+    if pipeline.problems:
+        return list(pipeline.problems), ""
+    plugin_path: Sequence[Path | str] = ()
+    if worker_config is not None:
+        plugin_path = WorkerConfig.from_properties(load_properties(worker_config)).plugin_path
+    registry = PluginRegistry.load(plugin_path=plugin_path)
+    result = validate_connector_config(registry, pipeline.config)
+    problems = [
+        f"{key}: {message}" for key, messages in result.errors.items() for message in messages
+    ]
+    if problems:
+        return [*problems, "check() was not run: fix the config first"], ""
+    class_name = pipeline.config["connector.class"]
+    try:
+        connector = registry.connector_class(class_name)()
+    except UnknownPluginError as exc:
+        return [f"connector.class: {exc}"], ""
+    try:
+        problems = [f"check: {problem}" for problem in connector.check(pipeline.config)]
+    except Exception as exc:  # a check that crashes is a problem to report, not a crash
+        problems = [f"check() failed: {type(exc).__name__}: {exc}"]
+    summary = f"connector {pipeline.name!r} ({class_name}) is valid and its check() passed"
+    return problems, summary

@@ -1,0 +1,243 @@
+"""``sluice standalone``: the whole single-process default, wired together.
+
+Start order (stopped in reverse on SIGINT/SIGTERM or when a part fails):
+
+1. the REST socket is bound first, so a busy port fails fast;
+2. with no ``bootstrap.servers``, an embedded single-node broker starts on its
+   own asyncio loop thread in this process (``embedded.broker.*`` settings;
+   the worker still talks to it over loopback with the normal client);
+3. the plugin registry and the :class:`StandaloneHerder` (whose stop flushes
+   offsets);
+4. connector files named on the command line, loaded as pipeline files are;
+5. the REST API (uvicorn, on its own thread);
+6. the watcher on ``pipelines.dir``.
+
+So shutdown runs watcher, REST, herder, broker: nothing is left writing to a
+broker that is gone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import socket
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.plugins import PluginRegistry
+from connect_worker.properties import PropertiesError, load_properties
+from connect_worker.rest import create_app
+from connect_worker.watch import PipelineWatcher, apply_pipeline_file, read_pipeline_file
+from connect_worker.worker_config import WorkerConfig
+from log_engine.broker.broker import Broker
+from log_engine.broker.config import BrokerConfig
+from log_engine.client.loop_thread import LoopThread
+from log_engine.client.sync_admin import SyncAdmin
+
+log = logging.getLogger(__name__)
+
+EMBEDDED_PREFIX = "embedded.broker."
+_BROKER_START_TIMEOUT_S = 600.0  # log recovery of a large data dir takes a while
+_REST_STOP_TIMEOUT_S = 10.0
+
+
+class StartupError(Exception):
+    """A part of the worker could not start; the message says which and why."""
+
+
+class EmbeddedBroker:
+    """A single-node broker running on a loop thread of its own, in this process."""
+
+    def __init__(self, props: dict[str, str]) -> None:
+        self.config = BrokerConfig.from_properties(props)
+        self._loop: LoopThread | None = None
+        self._broker: Broker | None = None
+
+    @classmethod
+    def from_worker_properties(cls, worker: dict[str, str], config: WorkerConfig) -> EmbeddedBroker:
+        """Broker settings: ``embedded.broker.<key>`` entries, with standalone's defaults."""
+        props = {
+            "group.initial.rebalance.delay.ms": "0",
+            "offsets.topic.num.partitions": "1",
+        }
+        props.update(
+            {
+                k[len(EMBEDDED_PREFIX) :]: v
+                for k, v in worker.items()
+                if k.startswith(EMBEDDED_PREFIX)
+            }
+        )
+        props["listeners"] = config.embedded_broker_listeners
+        props["log.dirs"] = str(config.embedded_broker_log_dirs)
+        return cls(props)
+
+    @property
+    def cluster_id(self) -> str | None:
+        return self._broker.cluster_id if self._broker else None
+
+    def start(self) -> str:
+        """Start and return the bootstrap address (``host:port``)."""
+        self._loop = LoopThread("sluice-embedded-broker")
+        self._broker = self._loop.run(self._start(), _BROKER_START_TIMEOUT_S)
+        address = self._broker.advertised
+        return f"{address.host}:{address.port}"
+
+    async def _start(self) -> Broker:
+        broker = Broker(self.config)
+        await broker.start()
+        return broker
+
+    def stop(self) -> None:
+        if self._loop is None:
+            return
+        try:
+            if self._broker is not None:
+                self._loop.run(self._broker.stop(), 60)
+        finally:
+            self._loop.stop()
+            self._loop = None
+            self._broker = None
+
+
+def bind_rest_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise StartupError(f"REST API cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+class RestServer:
+    """uvicorn serving the app on an already bound socket, on its own thread."""
+
+    def __init__(self, app: Any, sock: socket.socket) -> None:
+        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._sock = sock
+        self._thread = threading.Thread(target=self._serve, name="rest-api", daemon=True)
+
+    def _serve(self) -> None:
+        try:
+            self._server.run(sockets=[self._sock])
+        except BaseException:  # uvicorn exits the thread with SystemExit on errors
+            log.exception("the REST server stopped")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(_REST_STOP_TIMEOUT_S)
+        self._sock.close()
+
+
+def _quietly(stop: Callable[[], None], what: str) -> None:
+    """Run one shutdown step; a failure is logged and the next steps still run."""
+    try:
+        stop()
+    except Exception:
+        log.exception("stopping the %s failed", what)
+
+
+def kafka_cluster_id(bootstrap: str) -> str | None:
+    """The cluster id of an external cluster, if it answers quickly."""
+    try:
+        with SyncAdmin({"bootstrap.servers": bootstrap, "default.api.timeout.ms": "5000"}) as admin:
+            return admin.describe_cluster().cluster_id
+    except Exception as exc:
+        log.warning("could not read the Kafka cluster id from %s: %s", bootstrap, exc)
+        return None
+
+
+def run_standalone(config_path: Path | None, connector_files: Sequence[Path]) -> int:
+    """The body of ``sluice standalone``; returns the exit code."""
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        worker_props = load_properties(config_path) if config_path else {}
+        config = WorkerConfig.from_properties(worker_props)
+    except (PropertiesError, ValueError) as exc:
+        print(f"sluice: worker config: {exc}", file=sys.stderr)
+        return 2
+    with contextlib.ExitStack() as running:
+        try:
+            rest = _start_all(running, worker_props, config, connector_files)
+        except StartupError as exc:
+            log.error("%s", exc)
+            return 1
+        log.info("sluice standalone is running; Ctrl-C stops it")
+        while not stop.wait(0.5):
+            if not rest.alive():
+                log.error("the REST server died; shutting down")
+                return 1
+        log.info("stopping")
+    log.info("stopped cleanly")
+    return 0
+
+
+def _start_all(
+    running: contextlib.ExitStack,
+    worker_props: dict[str, str],
+    config: WorkerConfig,
+    connector_files: Sequence[Path],
+) -> RestServer:
+    """Start every part in order; ``running`` stops them in reverse."""
+    scheme, host, port = config.rest_listener
+    if scheme != "http":
+        raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
+    sock = bind_rest_socket(host, port)
+    running.callback(_quietly, sock.close, "sock")
+    bootstrap, cluster_id = _start_broker(running, worker_props, config)
+    registry = PluginRegistry.load(plugin_path=config.plugin_path)
+    herder = StandaloneHerder(config, registry, bootstrap=bootstrap)
+    try:
+        herder.start()
+    except Exception as exc:
+        raise StartupError(f"the worker could not start: {exc}") from exc
+    running.callback(_quietly, herder.stop, "herder")
+    for path in connector_files:
+        apply_pipeline_file(herder, read_pipeline_file(Path(path)))
+    rest = RestServer(create_app(herder, registry, kafka_cluster_id=cluster_id), sock)
+    rest.start()
+    running.callback(_quietly, rest.stop, "rest")
+    log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)
+    watcher = PipelineWatcher(config.pipelines_dir, herder)
+    watcher.start()
+    running.callback(_quietly, watcher.stop, "watcher")
+    return rest
+
+
+def _start_broker(
+    running: contextlib.ExitStack, worker_props: dict[str, str], config: WorkerConfig
+) -> tuple[str, str | None]:
+    """The bootstrap address and cluster id: an external cluster's, or the embedded one's."""
+    if config.bootstrap_servers:
+        servers = config.bootstrap_servers
+        bootstrap = servers if isinstance(servers, str) else ",".join(servers)
+        return bootstrap, kafka_cluster_id(bootstrap)
+    broker = EmbeddedBroker.from_worker_properties(worker_props, config)
+    try:
+        bootstrap = broker.start()
+    except Exception as exc:
+        broker.stop()
+        raise StartupError(f"the embedded broker could not start: {exc}") from exc
+    running.callback(_quietly, broker.stop, "broker")
+    log.info("embedded broker on %s (data in %s)", bootstrap, config.embedded_broker_log_dirs)
+    return bootstrap, broker.cluster_id
