@@ -228,3 +228,25 @@ def test_retriable_without_retry_timeout_counts_as_bad() -> None:
     assert handler(tolerance_all=True).recover(bad, "r", error) is None
     with pytest.raises(ToleranceExceededError):
         handler().recover(bad, "r", error)
+
+
+def test_the_bundled_smts_and_predicates_chain() -> None:
+    from connectors.api import SourceRecord
+
+    chain = TransformChain.from_props(
+        {
+            "transforms": "route,drop",
+            "transforms.route.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.route.regex": "(.*)",
+            "transforms.route.replacement": "copy-$1",
+            "transforms.drop.type": "Filter",
+            "transforms.drop.predicate": "isTombstone",
+            "predicates": "isTombstone",
+            "predicates.isTombstone.type": "RecordIsTombstone",
+        },
+        PluginRegistry.load(entry_points=False),
+    )
+    routed = chain.apply(SourceRecord(topic="a", value="x", source_offset={"n": 1}))
+    assert isinstance(routed, SourceRecord)
+    assert (routed.topic, routed.source_offset) == ("copy-a", {"n": 1})
+    assert chain.apply(SourceRecord(topic="a", value=None)) is None
