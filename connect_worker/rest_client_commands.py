@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -126,6 +127,8 @@ Action = Callable[[RestClient, argparse.Namespace], int | None]
 
 def _client(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
+        if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+            logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request
         client = RestClient(args.url)
         try:
             return int(action(client, args) or 0)
