@@ -264,8 +264,13 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[list[str], str]:
-    """Every problem of one pipeline file: syntax, config, then the connector's ``check()``."""
-    from connect_worker.plugins import PluginRegistry, UnknownPluginError
+    """Every problem of one pipeline file: syntax, config, then the connector's ``check()``.
+
+    ``${provider:path:key}`` references are resolved as the worker resolves them
+    (``config.providers`` of ``worker_config``; default env, file, directory).
+    """
+    from connect_worker.config_providers import providers_from_worker_config, resolve_references
+    from connect_worker.plugins import PluginRegistry
     from connect_worker.validation import validate_connector_config
     from connect_worker.watch import read_pipeline_file
     from connect_worker.worker_config import WorkerConfig
@@ -273,24 +278,34 @@ def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[li
     pipeline = read_pipeline_file(path)
     if pipeline.problems:
         return list(pipeline.problems), ""
-    plugin_path: Sequence[Path | str] = ()
-    if worker_config is not None:
-        plugin_path = WorkerConfig.from_properties(load_properties(worker_config)).plugin_path
-    registry = PluginRegistry.load(plugin_path=plugin_path)
-    result = validate_connector_config(registry, pipeline.config)
-    problems = [
-        f"{key}: {message}" for key, messages in result.errors.items() for message in messages
-    ]
-    if problems:
-        return [*problems, "check() was not run: fix the config first"], ""
-    class_name = pipeline.config["connector.class"]
     try:
-        connector = registry.connector_class(class_name)()
-    except UnknownPluginError as exc:
-        return [f"connector.class: {exc}"], ""
+        worker = WorkerConfig.from_properties(
+            load_properties(worker_config) if worker_config else {}
+        )
+        registry = PluginRegistry.load(plugin_path=worker.plugin_path)
+        providers = providers_from_worker_config(worker.props, registry)
+    except ValueError as exc:  # ConfigError: the worker config is wrong
+        return [f"{worker_config}: {exc}"], ""
     try:
-        problems = [f"check: {problem}" for problem in connector.check(pipeline.config)]
-    except Exception as exc:  # a check that crashes is a problem to report, not a crash
-        problems = [f"check() failed: {type(exc).__name__}: {exc}"]
-    summary = f"connector {pipeline.name!r} ({class_name}) is valid and its check() passed"
+        result = validate_connector_config(registry, pipeline.config, providers)
+        problems = [f"{key}: {text}" for key, texts in result.errors.items() for text in texts]
+        if problems:
+            return [*problems, "check() was not run: fix the config first"], ""
+        resolved = resolve_references(pipeline.config, providers)
+        problems = _check(registry.connector_class(resolved["connector.class"]), resolved)
+    finally:
+        for provider in providers.values():
+            provider.close()
+    summary = (
+        f"connector {pipeline.name!r} ({pipeline.config['connector.class']}) is valid "
+        "and its check() passed"
+    )
     return problems, summary
+
+
+def _check(connector_class: type[Any], config: dict[str, str]) -> list[str]:
+    """The connector's own connectivity test against the real system."""
+    try:
+        return [f"check: {problem}" for problem in connector_class().check(config)]
+    except Exception as exc:  # a check that crashes is a problem to report, not a crash
+        return [f"check() failed: {type(exc).__name__}: {exc}"]
