@@ -101,7 +101,7 @@ def apply_pipeline_file(herder: Herder, pipeline: PipelineFile) -> bool:
         try:
             # source="file": the folder is the config's source of truth, so the herder
             # does not persist it (StandaloneHerder's keyword; not yet in the Herder ABC).
-            _, created = herder.put_connector_config(  # type: ignore[call-arg]
+            _, created = herder.put_connector_config(
                 pipeline.name, pipeline.config, allow_replace=True, source="file"
             )
         except BadRequestError as exc:

@@ -17,7 +17,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import Any, Literal
+
+ConfigSource = Literal["rest", "file"]
+"""Where a connector's config comes from: REST (persisted by the herder) or a
+pipeline file (the folder is the source of truth; not persisted)."""
 
 
 class State(StrEnum):
@@ -169,6 +173,10 @@ class Herder(ABC):
 
     @abstractmethod
     def connector_topics(self, name: str) -> list[str]: ...
+
+    @abstractmethod
+    def reset_connector_topics(self, name: str) -> None:
+        """Forget the topics recorded for ``name`` (``PUT /connectors/{c}/topics/reset``)."""
 
     @abstractmethod
     def validate_config(self, plugin: str, config: dict[str, str]) -> dict[str, Any]:

@@ -26,12 +26,7 @@ def connector_topics(herder: HerderDep, connector: str) -> dict[str, Any]:
 
 @router.put("/{connector}/topics/reset", status_code=202, summary="Forget the topics used")
 def reset_connector_topics(herder: HerderDep, connector: str) -> Response:
-    herder.connector_info(connector)  # 404 for an unknown connector
-    # Not (yet) part of the Herder contract: a herder that tracks topics offers it.
-    reset = getattr(herder, "reset_connector_topics", None)
-    if reset is None:
-        raise RestError(403, "Topic tracking reset is not supported by this worker")
-    reset(connector)
+    herder.reset_connector_topics(connector)
     return Response(status_code=202)
 
 

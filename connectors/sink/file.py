@@ -69,10 +69,14 @@ class FileStreamSinkConnector(SinkConnector):
             if not os.access(path, os.W_OK):
                 return [f"file: {path} is not writable"]
             return []
-        if not path.parent.is_dir():
-            return [f"file: directory {path.parent} does not exist"]
-        if not os.access(path.parent, os.W_OK | os.X_OK):
-            return [f"file: directory {path.parent} is not writable"]
+        # The task creates missing directories, so check the nearest existing ancestor.
+        ancestor = path.parent
+        while not ancestor.exists() and ancestor != ancestor.parent:
+            ancestor = ancestor.parent
+        if not ancestor.is_dir():
+            return [f"file: {ancestor} is not a directory"]
+        if not os.access(ancestor, os.W_OK | os.X_OK):
+            return [f"file: directory {ancestor} is not writable"]
         return []
 
 

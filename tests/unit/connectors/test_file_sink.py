@@ -62,8 +62,11 @@ def test_connector_task_configs_and_check(tmp_path: Path) -> None:
     connector.start(props)
     assert connector.task_configs(3) == [props, props, props]
     assert connector.check(props) == []
-    problems = connector.check({**props, "file": str(tmp_path / "missing" / "x.txt")})
-    assert problems and "does not exist" in problems[0]
+    # The task creates missing directories, so only an unusable ancestor is a problem.
+    assert connector.check({**props, "file": str(tmp_path / "missing" / "x.txt")}) == []
+    (tmp_path / "plain").write_text("")
+    problems = connector.check({**props, "file": str(tmp_path / "plain" / "sub" / "x.txt")})
+    assert problems and "not a directory" in problems[0]
     assert connector.check({**props, "file": str(tmp_path)})  # a directory
     with pytest.raises(ValueError, match="file"):
         FileStreamSinkConnector().start({"topics": "t"})
