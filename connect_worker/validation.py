@@ -196,6 +196,7 @@ class _Section:
         for name, info in model.model_fields.items():
             self._entry(describe_field(prefix, name, info, group, 0))
         props = subconfig(self.values, prefix) if prefix else self.values
+        reported: set[str] = set()
         for attempt in range(2):
             try:
                 model.model_validate(props)
@@ -203,10 +204,13 @@ class _Section:
             except ValidationError as exc:
                 errors = field_errors(exc, model)
             for key, problems in errors.items():
+                if key in reported:  # the retry's placeholder for a key already reported
+                    continue
                 for problem in problems:
                     self.result.add(prefix + key if key else whole_key, problem)
             if attempt or not errors:
                 return
+            reported = {k for k in errors if k}
             # Model validators (cross-field rules) run only once every field is valid:
             # try again with bad keys at their defaults and missing ones as placeholders.
             missing = {k: "placeholder" for k in errors if k and k not in props}

@@ -21,6 +21,7 @@ configured once and shared by the transforms naming them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
@@ -123,7 +124,33 @@ def _configured(where: str, type_name: str, options: dict[str, str], lookup: Any
         raise ConfigError(f"{where}.type: {exc}") from None
     try:
         plugin.configure(options)
+    except ConfigError as exc:
+        plugin.close()
+        raise ConfigError(prefixed(where, str(exc))) from exc
     except BaseException:
         plugin.close()
         raise
     return plugin
+
+
+_KEYED_PROBLEM = re.compile(r"^([\w.$-]+): ")
+_PROBLEM_SPLIT = re.compile(r"; (?=[\w.$-]+: )")
+
+
+def prefixed(where: str, message: str) -> str:
+    """A plugin's ``key: problem; ...`` message with each key under ``where``.
+
+    ``spec: unknown type`` from transform ``t`` reads ``transforms.t.spec: unknown
+    type``; a problem of the whole config (``config: ...`` or no key) goes under
+    ``where`` itself.
+    """
+    lines = []
+    for problem in _PROBLEM_SPLIT.split(message):
+        match = _KEYED_PROBLEM.match(problem)
+        if match is None:
+            lines.append(f"{where}: {problem}")
+        elif match.group(1) == "config":
+            lines.append(f"{where}: {problem[match.end():]}")
+        else:
+            lines.append(f"{where}.{problem}")
+    return "; ".join(lines)
