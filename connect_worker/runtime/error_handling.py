@@ -6,8 +6,10 @@ Each exception type has one behaviour (see ``connectors.api.errors``):
   until ``errors.retry.timeout`` runs out (0: no retry; -1: forever); after
   that it counts as a bad record;
 - ``DataError`` (a bad record): ``errors.tolerance=none`` fails the task,
-  ``all`` skips the record, logs it when ``errors.log.enable`` and hands it to
-  the :class:`ErrorReporter` s (the dead-letter queue plugs in here, issue 5);
+  ``all`` skips the record and hands it to the :class:`ErrorReporter` s: the
+  dead-letter queue (:mod:`.dead_letter`) and the log (``errors.log.enable``;
+  a record neither dead-lettered nor logged by request is logged anyway, so it
+  never disappears without a trace);
 - anything else: a bug or an outage; the task fails with the trace.
 
 The runners call :meth:`ErrorHandler.recover` only after a stage raised, so
@@ -134,14 +136,26 @@ class ErrorHandler:
         self.task = task
         self.settings = settings
         self._reporters = list(reporters)
-        if settings.log_enable:
+        if settings.log_enable or not self._reporters:
+            # Without errors.log.enable and a dead-letter queue a skipped record would
+            # vanish without a trace: it is logged anyway (its content only if asked).
             self._reporters.append(LogReporter(settings.log_include_messages))
         self._stopping = stopping or threading.Event()
         self.skipped = 0
 
     def add_reporter(self, reporter: ErrorReporter) -> None:
-        """Hook for the dead-letter queue (issue 5)."""
+        """One more reporter (e.g. a test's)."""
         self._reporters.append(reporter)
+
+    def close(self) -> None:
+        """Close the reporters that hold resources (the dead-letter queue's producer)."""
+        for reporter in self._reporters:
+            close = getattr(reporter, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except Exception:
+                    log.exception("task %s: closing an error reporter failed", self.task)
 
     def recover(self, process: Callable[[Any], T], record: Any, error: BaseException) -> T | None:
         """After ``process(record)`` raised ``error``: retry, tolerate (None) or raise."""

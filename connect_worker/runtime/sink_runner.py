@@ -36,7 +36,7 @@ from connect_worker.runtime.sink_context import RunnerSinkContext, to_api, to_lo
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
 from connect_worker.runtime.transform_chain import TransformChain
-from connectors.api import ConfigError, RetriableError, SinkRecord, SinkTask
+from connectors.api import ConfigError, DataError, RetriableError, SinkRecord, SinkTask
 from log_engine.client import ConsumerRecord, SyncConsumer
 from log_engine.client import TopicPartition as LogPartition
 from log_engine.client.errors import KafkaError
@@ -162,6 +162,7 @@ class SinkTaskRunner(TaskRunner):
                 log.exception("task %s: closing the consumer failed", self.task_id)
         self._stop_plugin_once(only_if_started=True)
         self._chain.close()
+        self._errors.close()
 
     # -- the loop ------------------------------------------------------------------------
 
@@ -221,7 +222,7 @@ class SinkTaskRunner(TaskRunner):
             return
         try:
             if batch.records:
-                self.task.put(batch.records)
+                self._put(batch.records)
         except RetriableError as exc:
             self._pending = batch
             self._sync_pauses()
@@ -232,6 +233,23 @@ class SinkTaskRunner(TaskRunner):
         for tp, offset in batch.next_offsets.items():
             if tp in self._open:
                 self._current[tp] = offset
+
+    def _put(self, records: list[SinkRecord]) -> None:
+        """``put``; after a DataError under errors.tolerance=all, one record at a time.
+
+        The records ``put`` still refuses alone go to the error handler (stage
+        TASK_PUT: dead-letter queue, log); under ``none`` the DataError fails the task.
+        """
+        try:
+            self.task.put(records)
+        except DataError:
+            if not self._errors.settings.tolerance_all:
+                raise
+            for record in records:
+                try:
+                    self.task.put([record])
+                except DataError as exc:
+                    self._errors.tolerate(Stage.TASK_PUT, record, exc)
 
     # -- offsets -------------------------------------------------------------------------
 

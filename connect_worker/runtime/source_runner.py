@@ -172,6 +172,7 @@ class SourceTaskRunner(TaskRunner):
             except Exception:
                 log.exception("task %s: closing the producer failed", self.task_id)
         self._chain.close()
+        self._errors.close()
 
     # -- the loop ------------------------------------------------------------------------
 

@@ -4,7 +4,8 @@ Called in the task's own thread for every (re)start, so each attempt gets a
 fresh plugin object, transform chain, converters and client. Clients are
 configured from the worker's settings plus the connector's overrides::
 
-    producer: bootstrap.servers, client.id=connector-producer-<connector>-<task>,
+    producer: bootstrap.servers, client.id=connector-producer-<connector>-<task>
+              (its dead-letter queue's: connector-dlq-producer-<connector>-<task>),
               acks=all, batch.size=262144, linger.ms=5,
               worker producer.*, connector producer.override.*
     consumer: bootstrap.servers, group.id=connect-<connector>,
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.conversion import RecordConverters
+from connect_worker.runtime.dead_letter import DeadLetterQueueReporter, DeadLetterSettings
 from connect_worker.runtime.error_handling import ErrorHandler, ErrorReporter, ErrorSettings
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.sink_runner import SinkTaskRunner
@@ -36,7 +38,7 @@ from log_engine.client import SyncConsumer, SyncProducer
 if TYPE_CHECKING:
     from connect_worker.plugins import PluginRegistry
 
-#: Extra error reporters per task (the dead-letter queue plugs in here, issue 5).
+#: Extra error reporters per task (the dead-letter queue is added by the factory itself).
 ReporterFactory = Callable[[TaskId, Mapping[str, str]], list[ErrorReporter]]
 
 
@@ -81,12 +83,22 @@ class TaskFactory:
         connector_cls = self._registry.connector_class(connector_props["connector.class"])
         task = connector_cls.task_class()()
         stopping = threading.Event()
-        reporters = self._reporters(task_id, connector_props) if self._reporters else []
-        errors = ErrorHandler(
-            task_id, ErrorSettings.from_props(connector_props), reporters, stopping=stopping
-        )
         converters = RecordConverters.build(
             self._registry, connector_props, self._settings.converters
+        )
+        reporters = self._reporters(task_id, connector_props) if self._reporters else []
+        dead_letters = DeadLetterSettings.from_props(connector_props)
+        if dead_letters is not None:
+            reporters.append(
+                DeadLetterQueueReporter(
+                    dead_letters,
+                    producer_factory=lambda: self._producer(task_id, connector_props, "dlq-"),
+                    ensure_topic=self._topics.ensure,
+                    converters=converters,
+                )
+            )
+        errors = ErrorHandler(
+            task_id, ErrorSettings.from_props(connector_props), reporters, stopping=stopping
         )
         chain = TransformChain.from_props(connector_props, self._registry)
         common: dict[str, Any] = {
@@ -126,10 +138,12 @@ class TaskFactory:
             "nor a SinkTask"
         )
 
-    def _producer(self, task_id: TaskId, props: Mapping[str, str]) -> SyncProducer:
+    def _producer(
+        self, task_id: TaskId, props: Mapping[str, str], role: str = ""
+    ) -> SyncProducer:
         config = {
             "bootstrap.servers": self._settings.bootstrap,
-            "client.id": f"connector-producer-{task_id}",
+            "client.id": f"connector-{role}producer-{task_id}",
             "acks": "all",
             **PRODUCER_DEFAULTS,
             **self._settings.producer_props,

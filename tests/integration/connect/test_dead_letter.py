@@ -1,0 +1,217 @@
+"""The dead-letter queue end to end over a real broker, through the StandaloneHerder.
+
+Sinks: a record the value converter cannot read (invalid JSON) or ``put``
+refuses goes to the dead-letter topic byte for byte, with Kafka's
+``__connect.errors.*`` context headers, while the good records reach the
+sink; with ``errors.tolerance=none`` the task is FAILED naming the reason.
+Sources (beyond Kafka Connect): a record a transform refuses goes to the
+dead-letter topic with its source partition and offset.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from connect_worker.herder.api import State
+from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.plugins import PluginRegistry
+from connectors.api import DataError, SinkRecord, hookimpl
+from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
+from tests.integration.connect import plugins
+from tests.integration.connect.helpers import task_state, wait_for
+from tests.support.broker_process import BrokerProcess
+
+MakeHerder = Callable[..., StandaloneHerder]
+E = "__connect.errors."
+
+
+class PickySinkTask(plugins.MemorySinkTask):
+    """MemorySink that refuses (DataError) any batch holding a value starting with 'bad'."""
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        if any(str(r.value).startswith("bad") for r in records):
+            raise DataError("this sink refuses values starting with 'bad'")
+        super().put(records)
+
+
+class PickySink(plugins.MemorySink):
+    aliases = ("PickySink",)
+
+    @classmethod
+    def task_class(cls) -> type:
+        return PickySinkTask
+
+
+class _PickyPlugin:
+    @hookimpl
+    def sluice_connectors(self) -> list[type]:
+        return [PickySink]
+
+
+def values(name: str) -> list[Any]:
+    log = plugins.SINKS.get(name)
+    if log is None:
+        return []
+    with log.lock:
+        return list(log.values)
+
+
+def produce(broker: BrokerProcess, topic: str, records: list[tuple[bytes, bytes, list]]) -> None:
+    with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
+        for key, value, headers in records:
+            producer.send(topic, value, key, headers or None, 0).result(30)
+
+
+def read_all(broker: BrokerProcess, topic: str, count: int) -> list[ConsumerRecord]:
+    """The first ``count`` records of partition 0 of ``topic`` (waits for them)."""
+    consumer = SyncConsumer(
+        {"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        records: list[ConsumerRecord] = []
+        deadline = time.monotonic() + 60
+        while len(records) < count and time.monotonic() < deadline:
+            records.extend(consumer.poll(0.5))
+        return records
+    finally:
+        consumer.close()
+
+
+def topic_exists(herder: StandaloneHerder, topic: str) -> bool:
+    return topic in herder._worker.topics.list_topics()
+
+
+def json_sink(topic: str, dlq: str, **extra: str) -> dict[str, str]:
+    return {
+        "connector.class": "MemorySink",
+        "topics": topic,
+        "value.converter": "JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+        **extra,
+    }
+
+
+def test_a_poison_record_goes_to_the_dlq_with_context_headers(
+    make_herder: MakeHerder, broker: BrokerProcess, topic_name: str
+) -> None:
+    dlq, sink = f"{topic_name}-dlq", f"{topic_name}-sink"
+    produce(broker, topic_name, [
+        (b"k0", b'{"n": 0}', []),
+        (b"k1", b"not json {", [("trace-id", b"abc")]),
+        (b"k2", b'{"n": 2}', []),
+    ])
+    herder = make_herder()
+    herder.put_connector_config(sink, json_sink(topic_name, dlq), allow_replace=False)
+    wait_for(lambda: len(values(sink)) >= 2, "the good records")
+    [dead] = read_all(broker, dlq, 1)
+    assert values(sink) == [{"n": 0}, {"n": 2}]
+    assert task_state(herder, sink) is State.RUNNING
+
+    assert (dead.key, dead.value) == (b"k1", b"not json {")
+    headers = {name: (data or b"").decode() for name, data in dead.headers}
+    assert dead.headers[0] == ("trace-id", b"abc")  # the original headers come first
+    assert headers[E + "topic"] == topic_name
+    assert headers[E + "partition"] == "0"
+    assert headers[E + "offset"] == "1"
+    assert headers[E + "connector.name"] == sink
+    assert headers[E + "task.id"] == "0"
+    assert headers[E + "stage"] == "VALUE_CONVERTER"
+    assert headers[E + "class.name"].endswith("JsonConverter")
+    assert headers[E + "exception.class.name"] == "connectors.api.errors.DataError"
+    assert headers[E + "exception.message"]
+    assert "Traceback" in headers[E + "exception.stacktrace"]
+
+
+def test_without_context_headers_only_the_original_record(
+    make_herder: MakeHerder, broker: BrokerProcess, topic_name: str
+) -> None:
+    dlq, sink = f"{topic_name}-dlq", f"{topic_name}-sink"
+    produce(broker, topic_name, [(b"k", b"{{", [("h", b"1")]), (b"k", b"[1]", [])])
+    herder = make_herder()
+    no_headers = {"errors.deadletterqueue.context.headers.enable": "false"}
+    config = json_sink(topic_name, dlq, **no_headers)
+    herder.put_connector_config(sink, config, allow_replace=False)
+    wait_for(lambda: values(sink) == [[1]], "the good record")
+    [dead] = read_all(broker, dlq, 1)
+    assert (dead.key, dead.value, list(dead.headers)) == (b"k", b"{{", [("h", b"1")])
+
+
+def test_tolerance_none_fails_the_task_with_the_reason(
+    make_herder: MakeHerder, broker: BrokerProcess, topic_name: str
+) -> None:
+    sink = f"{topic_name}-sink"
+    produce(broker, topic_name, [(b"k", b"not json", [])])
+    herder = make_herder(**{"task.restart.enabled": "false"})
+    config = json_sink(topic_name, f"{topic_name}-dlq", **{"errors.tolerance": "none"})
+    herder.put_connector_config(sink, config, allow_replace=False)
+    wait_for(lambda: task_state(herder, sink) is State.FAILED, "the task to fail")
+    trace = herder.connector_status(sink).tasks[0].trace or ""
+    assert "Tolerance exceeded" in trace and "VALUE_CONVERTER" in trace
+    assert not topic_exists(herder, f"{topic_name}-dlq")
+
+
+def test_records_put_refuses_go_to_the_dlq_and_the_rest_is_delivered(
+    make_herder: MakeHerder, registry: PluginRegistry, broker: BrokerProcess, topic_name: str
+) -> None:
+    assert registry.register(_PickyPlugin(), name="dlq-test-plugins")
+    dlq, sink = f"{topic_name}-dlq", f"{topic_name}-sink"
+    produce(broker, topic_name, [(b"k", v.encode(), []) for v in ("a", "bad-b", "c")])
+    herder = make_herder()
+    config = {
+        "connector.class": "PickySink",
+        "topics": topic_name,
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    herder.put_connector_config(sink, config, allow_replace=False)
+    wait_for(lambda: len(values(sink)) >= 2, "the good records")
+    [dead] = read_all(broker, dlq, 1)
+    assert sorted(values(sink)) == ["a", "c"]
+    headers = {name: (data or b"").decode() for name, data in dead.headers}
+    assert dead.value == b"bad-b"  # written back through the sink's StringConverter
+    assert headers[E + "stage"] == "TASK_PUT"
+    assert headers[E + "offset"] == "1"
+    assert headers[E + "class.name"].endswith("PickySinkTask")
+
+
+def test_a_source_record_a_transform_refuses_goes_to_the_dlq(
+    make_herder: MakeHerder, broker: BrokerProcess, topic_name: str
+) -> None:
+    dlq, src = f"{topic_name}-dlq", f"{topic_name}-src"
+    herder = make_herder()
+    config = {
+        "connector.class": "SequenceSource",
+        "topic": topic_name,
+        "count": "10",
+        "bad.every": "4",  # values 0, 4 and 8 are dicts, which RejectDicts refuses
+        "transforms": "reject",
+        "transforms.reject.type": "RejectDicts",
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    herder.put_connector_config(src, config, allow_replace=False)
+    good = read_all(broker, topic_name, 7)
+    dead = read_all(broker, dlq, 3)
+    assert [r.value for r in good] == [f"v-{n}".encode() for n in (1, 2, 3, 5, 6, 7, 9)]
+    assert [r.key for r in dead] == [b"k-0", b"k-4", b"k-8"]
+    headers = {name: (data or b"").decode() for name, data in dead[1].headers}
+    assert headers[E + "stage"] == "TRANSFORMATION"
+    assert headers[E + "topic"] == topic_name
+    assert headers[E + "class.name"].endswith("RejectDicts")
+    assert json.loads(headers[E + "source.partition"]) == {"sequence": src}
+    assert json.loads(headers[E + "source.offset"]) == {"n": 5}
+    assert "cannot handle" in headers[E + "exception.message"]
+    wait_for(lambda: herder.connector_offsets(src), "the source's offsets")
+    assert task_state(herder, src) is State.RUNNING
