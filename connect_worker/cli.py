@@ -7,6 +7,9 @@
   folder watcher (:mod:`connect_worker.standalone`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
   (:mod:`connect_worker.log_commands`).
+- ``sluice test PIPELINE.properties --input RECORDS.jsonl``: the pipeline's
+  converters and transforms on sample records, offline
+  (:mod:`connect_worker.pipeline_test`).
 - ``sluice connectors|plugins ...``: clients of a worker's REST API, and
   ``sluice validate FILE``: an offline dry run of a pipeline file
   (:mod:`connect_worker.rest_client_commands`).
@@ -71,6 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("config", nargs="?", type=Path, help="worker.properties")
     standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
     standalone.set_defaults(run=_run_standalone)
+    test = commands.add_parser(
+        "test", help="run a pipeline's converters and transforms on sample records, offline"
+    )
+    test.add_argument("pipeline", type=Path, help="connector .properties")
+    test.add_argument(
+        "--input", type=Path, help="records as JSON lines (default: standard input)"
+    )
+    test.add_argument("--worker-config", type=Path, help="worker.properties (converters, plugins)")
+    test.set_defaults(run=_run_test)
     log_commands.add_commands(commands)
     rest_client_commands.add_commands(commands)
     return parser
@@ -97,6 +109,12 @@ def _run_standalone(args: argparse.Namespace) -> int:
     from connect_worker.standalone import run_standalone  # FastAPI and friends: only here
 
     return run_standalone(args.config, args.connectors)
+
+
+def _run_test(args: argparse.Namespace) -> int:
+    from connect_worker.pipeline_test import run_pipeline_test
+
+    return run_pipeline_test(args.pipeline, args.input, sys.stdout, args.worker_config)
 
 
 def _serve(config: BrokerConfig) -> None:

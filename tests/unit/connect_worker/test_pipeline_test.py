@@ -1,0 +1,173 @@
+"""Pipeline tests (``sluice test``) written as the issue asks: a properties
+snippet, input records, expected records."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect_worker.pipeline_test import InputError, Pipeline, run_pipeline_test
+from connect_worker.plugins import PluginRegistry
+from connect_worker.properties import parse_properties
+from connectors.api import ConfigError
+
+
+@pytest.fixture(scope="module")
+def registry() -> PluginRegistry:
+    return PluginRegistry.load(entry_points=False)
+
+
+def run(registry: PluginRegistry, snippet: str, *records: dict[str, Any]) -> list[dict[str, Any]]:
+    pipeline = Pipeline.from_props(parse_properties(snippet), registry)
+    try:
+        return list(pipeline.run(json.dumps(r) for r in records))
+    finally:
+        pipeline.close()
+
+
+SINK = """
+connector.class=FileStreamSink
+topics=orders
+file=/tmp/unused.txt
+key.converter=StringConverter
+value.converter=JsonConverter
+value.converter.schemas.enable=false
+"""
+
+SOURCE = """
+connector.class=FileStreamSource
+topic=lines
+file=/tmp/unused.txt
+value.converter=StringConverter
+"""
+
+
+def test_sink_insert_field_and_a_filter_with_a_predicate(registry: PluginRegistry) -> None:
+    snippet = SINK + """
+transforms=tag,dropTests
+transforms.tag.type=InsertField$Value
+transforms.tag.static.field=origin
+transforms.tag.static.value=shop
+transforms.tag.topic.field=topic
+transforms.dropTests.type=Filter
+transforms.dropTests.predicate=isTest
+predicates=isTest
+predicates.isTest.type=TopicNameMatches
+predicates.isTest.pattern=test-.*
+"""
+    out = run(
+        registry,
+        snippet,
+        {"key": "k1", "value": {"id": 1}, "headers": {"h": "x"}, "timestamp": 17},
+        {"topic": "test-orders", "key": "k2", "value": {"id": 2}},
+        {"key": "k3", "value": {"id": 3}, "partition": 2, "offset": 41},
+    )
+    assert out == [
+        {"topic": "orders", "partition": 0, "key": "k1",
+         "value": {"id": 1, "origin": "shop", "topic": "orders"}, "headers": {"h": "x"},
+         "timestamp": 17, "offset": 0},
+        {"topic": "orders", "partition": 2, "key": "k3",
+         "value": {"id": 3, "origin": "shop", "topic": "orders"}, "headers": {},
+         "timestamp": None, "offset": 41},
+    ]
+
+
+def test_sink_poison_records_are_marked_with_their_error(registry: PluginRegistry) -> None:
+    snippet = SINK + """
+transforms=tag
+transforms.tag.type=InsertField$Value
+transforms.tag.static.field=origin
+transforms.tag.static.value=shop
+"""
+    out = run(
+        registry, snippet,
+        {"key": "k1", "value": "not json {"},
+        {"key": "k2", "value": [1, 2]},
+        {"key": "k3", "value": {"ok": True}},
+    )
+    assert [r.get("error", {}).get("stage") for r in out] == [
+        "VALUE_CONVERTER", "TRANSFORMATION", None,
+    ]
+    bad_json, bad_shape, good = out
+    assert (bad_json["key"], bad_json["value"], bad_json["topic"]) == ("k1", "not json {", "orders")
+    assert bad_json["error"]["class"].endswith("JsonConverter")
+    assert bad_json["error"]["exception"] == "connectors.api.errors.DataError"
+    assert bad_json["error"]["tolerated"] is True
+    assert bad_shape["error"]["class"].endswith("InsertFieldValue")
+    assert "expected a map" in bad_shape["error"]["message"]
+    assert good["value"] == {"ok": True, "origin": "shop"}
+
+
+def test_source_records_go_through_transforms_then_converters(registry: PluginRegistry) -> None:
+    snippet = SOURCE + """
+transforms=hoist,route,cast
+transforms.hoist.type=HoistField$Value
+transforms.hoist.field=line
+transforms.route.type=RegexRouter
+transforms.route.regex=(.*)
+transforms.route.replacement=copy-$1
+transforms.cast.type=Cast$Key
+transforms.cast.spec=int32
+"""
+    out = run(
+        registry, snippet,
+        {"key": "7", "value": "hello", "source_partition": {"f": "a"},
+         "source_offset": {"position": 6}},
+        {"key": "seven", "value": "bad key"},
+    )
+    assert out[0] == {"topic": "copy-lines", "partition": None, "key": 7,
+                      "value": {"line": "hello"}, "headers": {}, "timestamp": None}
+    assert out[1]["error"]["stage"] == "TRANSFORMATION"
+    assert out[1]["error"]["class"].endswith("CastKey")
+    assert out[1]["value"] == "bad key"  # the connector's record, as the DLQ would get it
+
+
+def test_source_converter_failures_are_errors_too(registry: PluginRegistry) -> None:
+    snippet = SOURCE.replace("StringConverter", "ByteArrayConverter")
+    [out] = run(registry, snippet, {"key": "k", "value": "text, not bytes"})
+    assert out["error"]["stage"] == "VALUE_CONVERTER"
+    assert out["error"]["class"].endswith("ByteArrayConverter")
+    assert out["value"] == "text, not bytes"
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragment"),
+    [
+        ("transforms=t\ntransforms.t.type=Nope\n", "transforms.t.type: unknown transformation"),
+        ("transforms=t\ntransforms.t.type=Cast$Value\ntransforms.t.spec=a:int99\n",
+         "transforms.t.spec: unknown type 'int99'"),
+        ("transforms=t\ntransforms.t.type=RegexRouter\ntransforms.t.regex=([a\n"
+         "transforms.t.replacement=x\n", "transforms.t.regex: not a valid regular expression"),
+        ("transforms=t\ntransforms.t.type=ExtractField$Value\n",
+         "transforms.t.field: is required"),
+    ],
+)
+def test_a_bad_transform_config_names_its_key(
+    registry: PluginRegistry, extra: str, fragment: str
+) -> None:
+    with pytest.raises(ConfigError, match=fragment.replace("(", r"\(").replace("[", r"\[")):
+        Pipeline.from_props(parse_properties(SINK + extra), registry)
+
+
+def test_bad_input_lines_are_reported_with_their_line(registry: PluginRegistry) -> None:
+    pipeline = Pipeline.from_props(parse_properties(SINK), registry)
+    with pytest.raises(InputError, match="line 2: not JSON"):
+        list(pipeline.run(['{"value": 1}', "{nope"]))
+    with pytest.raises(InputError, match="unknown field"):
+        list(pipeline.run(['{"valeu": 1}']))
+
+
+def test_run_pipeline_test_writes_json_lines(tmp_path: Path) -> None:
+    pipeline = tmp_path / "p.properties"
+    pipeline.write_text(SINK)
+    records = tmp_path / "in.jsonl"
+    records.write_text('{"key": "a", "value": {"x": 1}}\n\n{"key": "b", "value": "{"}\n')
+    out = io.StringIO()
+    assert run_pipeline_test(pipeline, records, out) == 0
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [line["key"] for line in lines] == ["a", "b"]
+    assert "error" in lines[1] and "error" not in lines[0]
