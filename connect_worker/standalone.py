@@ -12,6 +12,12 @@ Start order (stopped in reverse on SIGINT/SIGTERM or when a part fails):
 5. the REST API (uvicorn, on its own thread);
 6. the watcher on ``pipelines.dir``.
 
+Once everything is up, the objects made so far (modules, the REST app, the
+broker, configs: ~90k) are moved out of the garbage collector's reach with
+:func:`gc.freeze`. They live as long as the process, and without this every
+full collection walks them all again: in the file pipeline benchmark that was
+a fifth of the GIL's time (1.1 s of 5.9 s for 200k records; after: 0.2 s).
+
 So shutdown runs watcher, REST, herder, broker: nothing is left writing to a
 broker that is gone.
 """
@@ -19,6 +25,7 @@ broker that is gone.
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import signal
 import socket
@@ -182,6 +189,7 @@ def run_standalone(config_path: Path | None, connector_files: Sequence[Path]) ->
         except StartupError as exc:
             log.error("%s", exc)
             return 1
+        _freeze_startup_objects()
         log.info("sluice standalone is running; Ctrl-C stops it")
         while not stop.wait(0.5):
             if not rest.alive():
@@ -190,6 +198,13 @@ def run_standalone(config_path: Path | None, connector_files: Sequence[Path]) ->
         log.info("stopping")
     log.info("stopped cleanly")
     return 0
+
+
+def _freeze_startup_objects() -> None:
+    """Keep full collections from walking the long-lived startup objects (module doc)."""
+    gc.collect()
+    gc.freeze()
+    log.debug("%d startup objects excluded from garbage collection", gc.get_freeze_count())
 
 
 def _start_all(
