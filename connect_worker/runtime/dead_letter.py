@@ -9,8 +9,8 @@
   record ``put`` refused with ``DataError`` is written back through the
   connector's converters (as Kafka's errant record reporter does);
 - sources (beyond Kafka Connect): a record that failed a transform or a
-  converter, the connector's original record through the converters (a value
-  the converter cannot write is written as JSON text instead).
+  converter, the connector's original record through the converters (a record
+  the converters cannot write has its key, value and headers written as JSON text).
 
 With ``errors.deadletterqueue.context.headers.enable=true`` Kafka's
 ``__connect.errors.*`` headers describe the failure (all UTF-8 strings):
@@ -239,4 +239,4 @@ def _json_bytes(data: Any) -> bytes | None:
         return None
     if isinstance(data, bytes):
         return data
-    return (data if isinstance(data, str) else _json(data)).encode("utf-8")
+    return _json(data).encode("utf-8")

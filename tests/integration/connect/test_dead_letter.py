@@ -11,18 +11,25 @@ dead-letter topic with its source partition and offset.
 from __future__ import annotations
 
 import json
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import pytest
 
 from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
-from connectors.api import DataError, SinkRecord, hookimpl
+from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings, Stage
+from connect_worker.runtime.status import TaskId
+from connectors.api import DataError, RetriableError, SinkRecord, hookimpl
+from connectors.api.records import ConnectRecord
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state, wait_for
 from tests.support.broker_process import BrokerProcess
+from transforms.api import Transformation
 
 MakeHerder = Callable[..., StandaloneHerder]
 E = "__connect.errors."
@@ -45,10 +52,32 @@ class PickySink(plugins.MemorySink):
         return PickySinkTask
 
 
-class _PickyPlugin:
+class FlakyTransform(Transformation):
+    """RetriableError for values starting with 'flaky' (``times`` times each; -1: always)."""
+
+    aliases = ("FlakyTransform",)
+    attempts: dict[str, int] = {}
+
+    def configure(self, props: Mapping[str, str]) -> None:
+        self.times = int(props.get("times", "-1"))
+
+    def apply(self, record: ConnectRecord) -> ConnectRecord | None:
+        value = str(record.value)
+        if value.startswith("flaky"):
+            seen = self.attempts[value] = self.attempts.get(value, 0) + 1
+            if self.times < 0 or seen <= self.times:
+                raise RetriableError(f"{value}: busy (attempt {seen})")
+        return record
+
+
+class _TestPlugins:
     @hookimpl
     def sluice_connectors(self) -> list[type]:
         return [PickySink]
+
+    @hookimpl
+    def sluice_transforms(self) -> list[type]:
+        return [FlakyTransform]
 
 
 def values(name: str) -> list[Any]:
@@ -161,7 +190,7 @@ def test_tolerance_none_fails_the_task_with_the_reason(
 def test_records_put_refuses_go_to_the_dlq_and_the_rest_is_delivered(
     make_herder: MakeHerder, registry: PluginRegistry, broker: BrokerProcess, topic_name: str
 ) -> None:
-    assert registry.register(_PickyPlugin(), name="dlq-test-plugins")
+    assert registry.register(_TestPlugins(), name="dlq-test-plugins")
     dlq, sink = f"{topic_name}-dlq", f"{topic_name}-sink"
     produce(broker, topic_name, [(b"k", v.encode(), []) for v in ("a", "bad-b", "c")])
     herder = make_herder()
@@ -215,3 +244,95 @@ def test_a_source_record_a_transform_refuses_goes_to_the_dlq(
     assert "cannot handle" in headers[E + "exception.message"]
     wait_for(lambda: herder.connector_offsets(src), "the source's offsets")
     assert task_state(herder, src) is State.RUNNING
+
+
+def test_retriable_failures_are_retried_then_dead_lettered(
+    make_herder: MakeHerder, registry: PluginRegistry, broker: BrokerProcess, topic_name: str
+) -> None:
+    assert registry.register(_TestPlugins(), name="dlq-test-plugins")
+    dlq, sink = f"{topic_name}-dlq", f"{topic_name}-sink"
+    values_in = ("a", f"flaky-{topic_name}-once", f"flaky-{topic_name}-always", "b")
+    produce(broker, topic_name, [(b"k", v.encode(), []) for v in values_in])
+    herder = make_herder()
+    config = {
+        "connector.class": "MemorySink",
+        "topics": topic_name,
+        "transforms": "flaky,flakyOnce",
+        "transforms.flaky.type": "FlakyTransform",
+        "transforms.flaky.predicate": "always",
+        "transforms.flakyOnce.type": "FlakyTransform",
+        "transforms.flakyOnce.times": "2",
+        "transforms.flakyOnce.predicate": "always",
+        "transforms.flakyOnce.negate": "true",
+        "predicates": "always",
+        "predicates.always.type": "ValueStartsWith",
+        "predicates.always.prefix": f"flaky-{topic_name}-always",
+        "errors.tolerance": "all",
+        "errors.retry.timeout": "600",
+        "errors.retry.delay.max.ms": "50",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    herder.put_connector_config(sink, config, allow_replace=False)
+    wait_for(lambda: len(values(sink)) >= 3, "the good and the recovered records")
+    [dead] = read_all(broker, dlq, 1)
+    assert values(sink) == ["a", f"flaky-{topic_name}-once", "b"]
+    assert FlakyTransform.attempts[f"flaky-{topic_name}-once"] == 3  # failed twice, then passed
+    assert FlakyTransform.attempts[f"flaky-{topic_name}-always"] > 2  # retried until timeout
+    assert dead.value == f"flaky-{topic_name}-always".encode()
+    headers = {name: (data or b"").decode() for name, data in dead.headers}
+    assert headers[E + "exception.class.name"] == "connectors.api.errors.RetriableError"
+
+
+def test_a_source_record_the_converter_refuses_goes_to_the_dlq(
+    make_herder: MakeHerder, broker: BrokerProcess, topic_name: str
+) -> None:
+    dlq, src = f"{topic_name}-dlq", f"{topic_name}-src"
+    herder = make_herder()
+    config = {
+        "connector.class": "SequenceSource",
+        "topic": topic_name,
+        "count": "3",
+        "bad.every": "2",  # values 0 and 2 are dicts: JsonConverter writes them, ...
+        "value.converter": "JsonConverter",
+        "value.converter.schemas.enable": "false",
+        "key.converter": "ByteArrayConverter",  # ... but no key is bytes: all three fail
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+    herder.put_connector_config(src, config, allow_replace=False)
+    dead = read_all(broker, dlq, 3)
+    assert [json.loads(r.value or b"null") for r in dead] == [{"bad": 0}, "v-1", {"bad": 2}]
+    assert [r.key for r in dead] == [b'"k-0"', b'"k-1"', b'"k-2"']  # the key as JSON text
+    headers = {name: (data or b"").decode() for name, data in dead[0].headers}
+    assert headers[E + "stage"] == "KEY_CONVERTER"
+    assert headers[E + "class.name"].endswith("ByteArrayConverter")
+    assert json.loads(headers[E + "source.offset"]) == {"n": 1}
+    assert task_state(herder, src) is State.RUNNING
+
+
+def test_a_dlq_that_cannot_be_written_fails_the_task(
+    make_herder: MakeHerder, broker: BrokerProcess, topic_name: str
+) -> None:
+    sink = f"{topic_name}-sink"
+    produce(broker, topic_name, [(b"k", b"not json", [])])
+    herder = make_herder(**{"task.restart.enabled": "false"})
+    config = json_sink(topic_name, "no spaces allowed in topic names!")
+    herder.put_connector_config(sink, config, allow_replace=False)
+    wait_for(lambda: task_state(herder, sink) is State.FAILED, "the task to fail")
+    trace = herder.connector_status(sink).tasks[0].trace or ""
+    assert "DeadLetterQueueError" in trace and "VALUE_CONVERTER" in trace
+    assert herder.connector_offsets(sink) == []  # the poison record will be read again
+
+
+def test_without_dlq_or_errors_log_a_skipped_record_is_still_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    handler = ErrorHandler(TaskId("c", 0), ErrorSettings(tolerance_all=True))
+    with caplog.at_level(logging.WARNING, "connect_worker.runtime.error_handling"):
+        handler.tolerate(Stage.VALUE_CONVERTER, "the record", DataError("bad bytes"))
+    assert "VALUE_CONVERTER" in caplog.text and "bad bytes" in caplog.text
+    assert "the record" not in caplog.text  # its content only with errors.log.include.messages
