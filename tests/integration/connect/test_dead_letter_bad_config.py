@@ -11,15 +11,19 @@ connector with that message).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from connect_worker.herder.api import BadRequestError, State
+from connect_worker.herder.api import BadRequestError, State, TargetState
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.runtime.transform_chain import TransformChain, prefixed
+from connect_worker.storage.configs import FileConfigStore, StoredConnector
 from connect_worker.validation import validate_connector_config
+from connect_worker.watch import apply_pipeline_file, read_pipeline_file
 from connectors.api import ConfigError
+from tests.integration.connect.helpers import task_state, wait_for
 
 BASE = {"name": "bad", "connector.class": "FileStreamSource", "file": "/tmp/in.txt",
         "topic": "demo", "transforms": "t"}
@@ -79,7 +83,7 @@ def test_prefixed_messages() -> None:
 
 
 def test_a_herder_refuses_it_and_a_pipeline_file_with_it_is_failed(
-    make_herder: Callable[..., StandaloneHerder],
+    make_herder: Callable[..., StandaloneHerder], tmp_path: Path
 ) -> None:
     herder = make_herder()
     config = {**BASE, "transforms.t.type": "Cast$Value", "transforms.t.spec": "a:int99"}
@@ -87,9 +91,24 @@ def test_a_herder_refuses_it_and_a_pipeline_file_with_it_is_failed(
         herder.put_connector_config("bad", config, allow_replace=False)
     assert "transforms.t.spec: unknown type 'int99'" in str(raised.value)
 
-    result = validate_connector_config(PluginRegistry.load(entry_points=False), config)
-    herder.put_failed_connector("bad", config, result.problems())
+    path = tmp_path / "bad.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in config.items()))
+    assert not apply_pipeline_file(herder, read_pipeline_file(path))
     status = herder.connector_status("bad")
     assert status.state is State.FAILED
     assert status.trace is not None and "transforms.t.spec: unknown type 'int99'" in status.trace
     assert "Traceback" not in status.trace
+
+
+def test_a_stored_config_that_no_longer_validates_fails_its_task_naming_the_key(
+    make_herder: Callable[..., StandaloneHerder], tmp_path: Path
+) -> None:
+    config = {**BASE, "file": str(tmp_path / "in.txt"), "transforms.t.type": "Cast$Value",
+              "transforms.t.spec": "a:int99"}
+    FileConfigStore(tmp_path / "connectors.json").put(
+        StoredConnector("bad", config, TargetState.RUNNING, "rest")
+    )
+    herder = make_herder(**{"task.restart.enabled": "false"})  # restores "bad" unvalidated
+    wait_for(lambda: task_state(herder, "bad") is State.FAILED, "the task to fail")
+    trace = herder.connector_status("bad").tasks[0].trace or ""
+    assert "ConfigError: transforms.t.spec: unknown type 'int99'" in trace
