@@ -44,7 +44,10 @@ from log_engine.client.errors import KafkaError
 log = logging.getLogger(__name__)
 
 PATTERN_REFRESH_S = 5.0
-MISSING_TOPIC_RECHECK_S = 0.5
+#: A missing topic is looked for again after 50 ms, then less often (doubling) up to 0.5 s:
+#: a sink started just before its source sees the new topic at once.
+MISSING_TOPIC_RECHECK_MIN_S = 0.05
+MISSING_TOPIC_RECHECK_MAX_S = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +122,7 @@ class SinkTaskRunner(TaskRunner):
         self._consumer_paused: set[LogPartition] = set()
         self._subscribed: tuple[str, ...] | None = None
         self._next_topic_check = 0.0
+        self._missing_recheck_s = MISSING_TOPIC_RECHECK_MIN_S
         self._next_commit = 0.0
         self._failed = False
         self.commits = 0
@@ -173,7 +177,8 @@ class SinkTaskRunner(TaskRunner):
         while not self.stopping.is_set():
             self._refresh_subscription()
             if self._subscribed is None:  # none of the topics exists yet
-                self.stopping.wait(WAKE_INTERVAL_S)
+                until_check_s = self._next_topic_check - time.monotonic()
+                self.stopping.wait(min(WAKE_INTERVAL_S, max(until_check_s, 0.01)))
                 continue
             self._apply_seeks()
             self._sync_pauses()
@@ -334,7 +339,8 @@ class SinkTaskRunner(TaskRunner):
         existing = self._list_topics()
         if self._pattern is None:
             wanted = tuple(t for t in self._topics if t in existing)
-            self._next_topic_check = now + MISSING_TOPIC_RECHECK_S
+            self._next_topic_check = now + self._missing_recheck_s
+            self._missing_recheck_s = min(2 * self._missing_recheck_s, MISSING_TOPIC_RECHECK_MAX_S)
         else:
             wanted = tuple(sorted(t for t in existing if self._pattern.fullmatch(t)))
             self._next_topic_check = now + PATTERN_REFRESH_S
