@@ -81,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument(
         "--input", type=Path, help="records as JSON lines (default: standard input)"
     )
+    test.add_argument(
+        "--expect", type=Path, help="expected records as JSON lines (exit 1 on a difference)"
+    )
     test.add_argument("--worker-config", type=Path, help="worker.properties (converters, plugins)")
     test.set_defaults(run=_run_test)
     log_commands.add_commands(commands)
@@ -114,7 +117,9 @@ def _run_standalone(args: argparse.Namespace) -> int:
 def _run_test(args: argparse.Namespace) -> int:
     from connect_worker.pipeline_test import run_pipeline_test
 
-    return run_pipeline_test(args.pipeline, args.input, sys.stdout, args.worker_config)
+    return run_pipeline_test(
+        args.pipeline, args.input, sys.stdout, args.worker_config, args.expect
+    )
 
 
 def _serve(config: BrokerConfig) -> None:

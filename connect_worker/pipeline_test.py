@@ -31,6 +31,11 @@ printed as it would go to the dead-letter queue (the input record) with
 ``"error": {"stage", "class", "exception", "message", "tolerated"}``;
 ``tolerated`` is false for an exception that would fail the task whatever
 ``errors.tolerance`` says (a bug, not a bad record).
+
+With ``--expect EXPECTED.jsonl`` the output is also compared with expected
+records (each listing only the fields it checks): a pipeline's unit test is a
+properties file, an input file and an expected file; the exit code is 1 on a
+difference, each named on standard error.
 """
 
 from __future__ import annotations
@@ -195,9 +200,14 @@ class Pipeline:
 
 
 def run_pipeline_test(
-    pipeline_file: Path, input_file: Path | None, out: IO[str], worker_config: Path | None = None
+    pipeline_file: Path,
+    input_file: Path | None,
+    out: IO[str],
+    worker_config: Path | None = None,
+    expect_file: Path | None = None,
 ) -> int:
-    """``sluice test``: 0 when every line was processed, 2 for a bad pipeline or input."""
+    """``sluice test``: 0 when every line was processed (and, with ``expect_file``, the
+    output matched it), 1 for a mismatch, 2 for a bad pipeline or input."""
     import sys
 
     from connect_worker.properties import load_properties
@@ -211,16 +221,67 @@ def run_pipeline_test(
     except ConfigError as exc:
         print(f"sluice test: {pipeline_file}: {exc}", file=sys.stderr)
         return 2
+    produced = []
     try:
-        with input_file.open(encoding="utf-8") if input_file else _stdin() as lines:
-            for record in pipeline.run(lines):
-                out.write(json.dumps(record, separators=(", ", ": ")) + "\n")
+        try:
+            with input_file.open(encoding="utf-8") if input_file else _stdin() as lines:
+                for record in pipeline.run(lines):
+                    produced.append(record)
+                    out.write(json.dumps(record, separators=(", ", ": ")) + "\n")
+        except InputError as exc:
+            raise InputError(f"{input_file or '<stdin>'}: {exc}") from None
+        expected = _expected(expect_file) if expect_file else None
     except InputError as exc:
-        print(f"sluice test: {input_file or '<stdin>'}: {exc}", file=sys.stderr)
+        print(f"sluice test: {exc}", file=sys.stderr)
         return 2
     finally:
         pipeline.close()
-    return 0
+    if expected is None:
+        return 0
+    problems = mismatches(expected, produced)
+    for problem in problems:
+        print(f"sluice test: {expect_file}: {problem}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def mismatches(expected: list[dict[str, Any]], produced: list[dict[str, Any]]) -> list[str]:
+    """How ``produced`` differs from ``expected`` (empty: it matches).
+
+    An expected record lists only the fields it cares about (and only the
+    ``error`` fields it cares about); the fields it lists must be equal.
+    """
+    problems = []
+    if len(expected) != len(produced):
+        problems.append(f"expected {len(expected)} record(s), got {len(produced)}")
+    for index, (want, got) in enumerate(zip(expected, produced, strict=False), start=1):
+        for field_name, value in want.items():
+            actual = got.get(field_name)
+            if field_name == "error" and isinstance(value, dict) and isinstance(actual, dict):
+                actual = {k: actual.get(k) for k in value}
+            if actual != value:
+                problems.append(
+                    f"record {index}: {field_name}: expected {json.dumps(value)}, "
+                    f"got {json.dumps(got.get(field_name))}"
+                )
+    return problems
+
+
+def _expected(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc}") from None
+    records = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except ValueError as exc:
+                raise InputError(f"{path}: line {number}: not JSON: {exc}") from None
+            if not isinstance(record, dict):
+                raise InputError(f"{path}: line {number}: a record is a JSON object")
+            records.append(record)
+    return records
 
 
 def _stdin() -> IO[str]:

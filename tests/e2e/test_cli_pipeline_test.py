@@ -70,3 +70,22 @@ def test_sluice_test_reads_stdin_and_reports_a_bad_config(tmp_path: Path) -> Non
     assert bad.returncode == 2
     assert "transforms.tag.spec: unknown type 'int99'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_sluice_test_expect_compares_and_names_differences(tmp_path: Path) -> None:
+    pipeline, records = tmp_path / "orders.properties", tmp_path / "records.jsonl"
+    expected = tmp_path / "expected.jsonl"
+    pipeline.write_text(PIPELINE)
+    records.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    expected.write_text(
+        '{"key": "k1", "value": {"id": 1, "origin": "shop"}}\n'
+        '{"key": "k3", "error": {"stage": "VALUE_CONVERTER", "tolerated": true}}\n'
+        '{"key": "k4", "value": {"id": 4, "origin": "shop"}}\n'
+    )
+    args = ("test", str(pipeline), "--input", str(records), "--expect", str(expected))
+    assert sluice(*args).returncode == 0
+    expected.write_text('{"key": "k1", "value": {"id": 1}}\n')
+    wrong = sluice(*args)
+    assert wrong.returncode == 1
+    assert "expected 1 record(s), got 3" in wrong.stderr
+    assert 'record 1: value: expected {"id": 1}' in wrong.stderr
