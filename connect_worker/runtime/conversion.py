@@ -118,32 +118,33 @@ class RecordConverters:
 
     def to_sink_record(self, record: ConsumerRecord) -> SinkRecord:
         """The SinkRecord a consumed record stands for (before transforms)."""
-        topic = record.topic
+        # One unpack: a NamedTuple's fields are properties, each access a call.
+        topic, partition, offset, timestamp, raw_key, raw_value, raw_headers = record
         try:
-            key_schema, key = self.key.to_connect(topic, record.key)
+            key_schema, key = self.key.to_connect(topic, raw_key)
         except Exception as exc:
             raise StageError(Stage.KEY_CONVERTER, exc) from exc
         try:
-            value_schema, value = self.value.to_connect(topic, record.value)
+            value_schema, value = self.value.to_connect(topic, raw_value)
         except Exception as exc:
             raise StageError(Stage.VALUE_CONVERTER, exc) from exc
         headers: tuple[tuple[str, Any], ...] = ()
-        if record.headers:
+        if raw_headers:
             try:
                 convert = self.header.to_connect
-                headers = tuple((name, convert(topic, name, data)) for name, data in record.headers)
+                headers = tuple((name, convert(topic, name, data)) for name, data in raw_headers)
             except Exception as exc:
                 raise StageError(Stage.HEADER_CONVERTER, exc) from exc
         return SinkRecord(
             topic=topic,
-            partition=record.partition,
+            partition=partition,
             key=key,
             value=value,
             key_schema=key_schema,
             value_schema=value_schema,
             headers=headers,
-            timestamp=record.timestamp if record.timestamp >= 0 else None,
-            kafka_offset=record.offset,
+            timestamp=timestamp if timestamp >= 0 else None,
+            kafka_offset=offset,
         )
 
 

@@ -197,18 +197,29 @@ class SinkTaskRunner(TaskRunner):
         records: list[SinkRecord] = []
         next_offsets: dict[LogPartition, int] = {}
         first_offsets: dict[LogPartition, int] = {}
-        process = self._process
+        # Per record only what must be: a poll returns each partition's records as a run,
+        # so offsets are noted per run, and with no transforms the converters are called
+        # directly (this loop is a third of a sink's cost per record).
+        process = self._process if self._chain else self._converters.to_sink_record
+        recover = self._errors.recover
+        append = records.append
+        topic, partition, tp, last = "", -1, None, -1
         for record in raw:
-            tp = LogPartition(record.topic, record.partition)
-            if tp not in first_offsets:
-                first_offsets[tp] = record.offset
-            next_offsets[tp] = record.offset + 1
+            if record.partition != partition or record.topic != topic:
+                if tp is not None:
+                    next_offsets[tp] = last + 1
+                topic, partition = record.topic, record.partition
+                tp = LogPartition(topic, partition)
+                first_offsets.setdefault(tp, record.offset)
+            last = record.offset
             try:
                 out = process(record)
             except Exception as exc:
-                out = self._errors.recover(process, record, exc)
+                out = recover(process, record, exc)
             if out is not None:
-                records.append(out)
+                append(out)
+        if tp is not None:
+            next_offsets[tp] = last + 1
         return _Batch(records, next_offsets, first_offsets)
 
     def _process(self, record: ConsumerRecord) -> SinkRecord | None:
