@@ -206,7 +206,7 @@ class SourceTaskRunner(TaskRunner):
         assert self._producer is not None
         send = self._producer.send
         submit = self.submitted.submit
-        process = self._process
+        process = self._process if self._chain else self._convert  # no per-record chain check
         known = self._known_topics
         max_in_flight = self._settings.max_in_flight_records
         for index, record in enumerate(batch):
@@ -247,6 +247,11 @@ class SourceTaskRunner(TaskRunner):
         assert out is not None
         key, value, headers = self._converters.to_log(out)
         return out, key, value, headers
+
+    def _convert(self, record: SourceRecord) -> Processed:
+        """:meth:`_process` for a connector without transforms."""
+        key, value, headers = self._converters.to_log(record)
+        return record, key, value, headers
 
     def _first_use(self, topic: str) -> None:
         self._topics.ensure(topic, self._props)

@@ -309,10 +309,11 @@ class Fetcher:
             return True
         position = state.position or 0
         topic, partition = cf.tp
+        # Unpacked, not r.offset etc.: each NamedTuple field access is a call.
         cf.pending = [
-            ConsumerRecord(topic, partition, r.offset, r.timestamp, r.key, r.value, r.headers)
-            for r in decoded
-            if r.offset >= position
+            ConsumerRecord(topic, partition, offset, timestamp, key, value, headers)
+            for key, value, headers, timestamp, offset in decoded
+            if offset >= position
         ]
         return True
 
