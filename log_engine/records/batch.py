@@ -347,11 +347,7 @@ def _decode_record(
     Lengths and deltas are nearly always one-byte varints, so those are decoded
     inline and only longer ones go through :func:`read_varint`.
     """
-    byte = data[pos]
-    if byte < 0x80:
-        length, pos = (byte >> 1) ^ -(byte & 1), pos + 1
-    else:
-        length, pos = read_varint(data, pos)
+    length, pos = _short_varint(data, pos)
     end = pos + length
     if length < 0 or end > len(data):
         raise CorruptRecordError(f"record length {length} runs past the batch")
@@ -368,7 +364,7 @@ def _decode_record(
         offset_delta, pos = read_varint(data, pos)
     key, pos = _read_nullable(data, pos, end)
     value, pos = _read_nullable(data, pos, end)
-    count, pos = read_varint(data, pos)
+    count, pos = _short_varint(data, pos)
     headers: tuple[Header, ...] = ()
     if count:
         headers, pos = _read_headers(data, pos, end, count)
@@ -376,6 +372,17 @@ def _decode_record(
         raise CorruptRecordError("record length does not match its fields")
     timestamp = header.max_timestamp if log_append else header.base_timestamp + ts_delta
     return Record(key, value, headers, timestamp, header.base_offset + offset_delta), pos
+
+
+def _short_varint(data: bytes, pos: int) -> tuple[int, int]:
+    """A zigzag varint, with one- and two-byte values (lengths up to 8191) decoded inline."""
+    byte = data[pos]
+    if byte < 0x80:
+        return (byte >> 1) ^ -(byte & 1), pos + 1
+    if pos + 1 < len(data) and data[pos + 1] < 0x80:
+        raw = (byte & 0x7F) | (data[pos + 1] << 7)
+        return (raw >> 1) ^ -(raw & 1), pos + 2
+    return read_varint(data, pos)
 
 
 def _read_headers(data: bytes, pos: int, end: int, count: int) -> tuple[tuple[Header, ...], int]:
@@ -394,11 +401,7 @@ def _read_headers(data: bytes, pos: int, end: int, count: int) -> tuple[tuple[He
 def _read_nullable(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
     if pos >= end:
         raise CorruptRecordError("record field runs past the record")
-    byte = data[pos]
-    if byte < 0x80:
-        length, pos = (byte >> 1) ^ -(byte & 1), pos + 1
-    else:
-        length, pos = read_varint(data, pos)
+    length, pos = _short_varint(data, pos)
     if length < 0:
         return None, pos
     if pos + length > end:
