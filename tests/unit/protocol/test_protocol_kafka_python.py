@@ -14,9 +14,11 @@ import inspect
 import pkgutil
 from typing import Any
 
+import kafka.protocol as kafka_protocol  # a dev dependency: never skipped
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from kafka.protocol.api_message import ApiMessage
 from protocol_strategies import bodies, case_id, plain, supported_versions
 
 from log_engine.protocol import (
@@ -31,9 +33,7 @@ from log_engine.protocol import (
 from log_engine.protocol.apis.produce import PRODUCE_REQUEST
 from log_engine.records import Record, build_batch, decode_batch
 
-kafka_protocol = pytest.importorskip("kafka.protocol")
 pytestmark = pytest.mark.compat
-from kafka.protocol.api_message import ApiMessage  # noqa: E402
 
 # kafka-python renames these fields (and gives them its own "bitfield" type).
 RENAMED = {(ApiKey.METADATA, 8, "response"), (ApiKey.DESCRIBE_GROUPS, 3, "response")}
