@@ -327,16 +327,119 @@ def decode_batch(
     data = decompress(header.compression, raw) if header.compression else bytes(raw)
     log_append = header.timestamp_type == TimestampType.LOG_APPEND_TIME
     records: list[Record] = []
-    cursor = 0
-    for _ in range(header.records_count):
-        record, cursor = _decode_record(data, cursor, header, log_append)
-        records.append(record)
+    cursor = _decode_records(data, header, log_append, records)
     if cursor != len(data):
         raise CorruptRecordError(
             f"batch at offset {header.base_offset}: "
             f"{len(data) - cursor} bytes after the last record"
         )
     return header, records
+
+
+class _Uncommon(Exception):
+    """Internal: this record leaves :func:`_decode_records`' fast path."""
+
+
+_UNCOMMON = _Uncommon()
+
+
+def _decode_records(
+    data: bytes, header: BatchHeader, log_append: bool, records: list[Record]
+) -> int:
+    """Decode ``header.records_count`` records into ``records``; return the end position.
+
+    The hot path of every consumer, in one loop with no call per field: records
+    with a one-byte key length, a one- or two-byte value length and no headers
+    (nearly all of them) are decoded inline; longer deltas go through the varint
+    readers. Any other record, including
+    a malformed one, goes through :func:`_decode_record`, which decodes it in
+    full or raises :class:`CorruptRecordError` exactly as before.
+    """
+    n = len(data)
+    base_offset = header.base_offset
+    base_timestamp = header.base_timestamp
+    max_timestamp = header.max_timestamp
+    new = tuple.__new__
+    append = records.append
+    no_headers: tuple[Header, ...] = ()
+    cursor = 0
+    for _ in range(header.records_count):
+        try:
+            p = cursor
+            b = data[p]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                p += 1
+            else:
+                b2 = data[p + 1]
+                if b2 >= 0x80:
+                    raise _UNCOMMON
+                raw = (b & 0x7F) | (b2 << 7)
+                length = (raw >> 1) ^ -(raw & 1)
+                p += 2
+            end = p + length
+            if length < 0 or end > n:
+                raise _UNCOMMON
+            # p: attributes, then the timestamp and offset deltas.
+            p += 1
+            b = data[p]
+            if b < 0x80:
+                delta = (b >> 1) ^ -(b & 1)
+                p += 1
+            elif (b2 := data[p + 1]) < 0x80:
+                raw = (b & 0x7F) | (b2 << 7)
+                delta = (raw >> 1) ^ -(raw & 1)
+                p += 2
+            else:
+                delta, p = read_varlong(data, p)
+            timestamp = max_timestamp if log_append else base_timestamp + delta
+            b = data[p]
+            if b < 0x80:
+                offset = base_offset + ((b >> 1) ^ -(b & 1))
+                p += 1
+            elif (b2 := data[p + 1]) < 0x80:
+                raw = (b & 0x7F) | (b2 << 7)
+                offset = base_offset + ((raw >> 1) ^ -(raw & 1))
+                p += 2
+            else:
+                delta, p = read_varint(data, p)
+                offset = base_offset + delta
+            b = data[p]
+            if b == 1:
+                key = None
+                p += 1
+            elif b < 0x80 and not b & 1:
+                q = p + 1 + (b >> 1)
+                key = data[p + 1 : q]
+                p = q
+            else:
+                raise _UNCOMMON
+            b = data[p]
+            if b == 1:
+                value = None
+                p += 1
+            elif b < 0x80:
+                if b & 1:
+                    raise _UNCOMMON
+                q = p + 1 + (b >> 1)
+                value = data[p + 1 : q]
+                p = q
+            else:
+                b2 = data[p + 1]
+                if b & 1 or b2 >= 0x80:
+                    raise _UNCOMMON
+                q = p + 2 + (((b & 0x7F) | (b2 << 7)) >> 1)
+                value = data[p + 2 : q]
+                p = q
+            # A zero header count must be the record's last byte.
+            if p + 1 != end or data[p]:
+                raise _UNCOMMON
+            append(new(Record, (key, value, no_headers, timestamp, offset)))
+            cursor = end
+        except (_Uncommon, IndexError):
+            record, cursor = _decode_record(data, cursor, header, log_append)
+            append(record)
+    return cursor
 
 
 def _decode_record(

@@ -198,3 +198,81 @@ def test_garbage_compressed_payload() -> None:
     struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
     with pytest.raises(CorruptRecordError):
         decode_batch(data)
+
+
+# decode_batch decodes common records inline and hands any other record to
+# _decode_record; these check both paths agree, on odd and malformed input too.
+
+_wide_records = st.lists(
+    st.builds(
+        Record,
+        key=st.none() | st.binary(max_size=80),
+        value=st.none() | st.binary(max_size=200) | st.binary(min_size=8190, max_size=8200),
+        headers=st.just(()) | _headers,
+        timestamp=st.integers(_BASE_TS - 10**10, _BASE_TS + 10**10),
+    ),
+    min_size=1,
+    max_size=150,
+)
+
+
+def _decode_record_by_record(data: bytes) -> tuple[object, list[Record]]:
+    """The reference: every record through the general per-record decoder."""
+    from log_engine.records.batch import BATCH_HEADER_SIZE, _decode_record, _read_complete
+
+    header = _read_complete(data, 0)
+    body = bytes(data[BATCH_HEADER_SIZE : header.size])
+    log_append = header.timestamp_type == TimestampType.LOG_APPEND_TIME
+    records, cursor = [], 0
+    for _ in range(header.records_count):
+        record, cursor = _decode_record(body, cursor, header, log_append)
+        records.append(record)
+    if cursor != len(body):
+        raise CorruptRecordError("trailing bytes")
+    return header, records
+
+
+def _outcome(decode, data: bytes) -> tuple[str, object]:
+    try:
+        return "ok", decode(data)[1]
+    except (CorruptRecordError, IndexError) as exc:
+        return "error", type(exc)
+
+
+@_settings
+@given(_wide_records, st.sampled_from(list(TimestampType)), st.integers(0, 2**40))
+def test_inline_decode_matches_the_general_decoder(
+    records: list[Record], ts_type: TimestampType, base: int
+) -> None:
+    data = build_batch(records, base_offset=base, timestamp_type=ts_type, now_ms=_BASE_TS)
+    _, decoded = decode_batch(data)
+    assert decoded == _decode_record_by_record(data)[1]
+    assert [r.offset for r in decoded] == [base + i for i in range(len(records))]
+    if ts_type == TimestampType.CREATE_TIME:
+        assert [(r.key, r.value, r.headers, r.timestamp) for r in decoded] == [
+            (r.key, r.value, r.headers, r.timestamp) for r in records
+        ]
+    assert all(type(r) is Record for r in decoded)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.builds(
+            Record, key=_nullable, value=st.binary(max_size=150), timestamp=st.just(_BASE_TS)
+        ),
+        min_size=1,
+        max_size=5,
+    ),
+    st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1, max_size=3),
+)
+def test_inline_decode_of_corrupt_records_matches_the_general_decoder(
+    records: list[Record], edits: list[tuple[int, int]]
+) -> None:
+    from log_engine.records.batch import BATCH_HEADER_SIZE
+
+    data = bytearray(build_batch(records))
+    for where, byte in edits:
+        data[BATCH_HEADER_SIZE + where % (len(data) - BATCH_HEADER_SIZE)] = byte
+    fast = _outcome(lambda d: decode_batch(d, verify_crc=False), bytes(data))
+    assert fast == _outcome(_decode_record_by_record, bytes(data))
