@@ -309,9 +309,11 @@ class Fetcher:
             return True
         position = state.position or 0
         topic, partition = cf.tp
-        # Unpacked, not r.offset etc.: each NamedTuple field access is a call.
+        # Unpacked, not r.offset etc.: each NamedTuple field access is a call. Built
+        # with tuple.__new__: a NamedTuple's own __new__ is a Python call per record.
+        new = tuple.__new__
         cf.pending = [
-            ConsumerRecord(topic, partition, offset, timestamp, key, value, headers)
+            new(ConsumerRecord, (topic, partition, offset, timestamp, key, value, headers))
             for key, value, headers, timestamp, offset in decoded
             if offset >= position
         ]

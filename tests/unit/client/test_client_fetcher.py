@@ -10,6 +10,7 @@ from log_engine.client.cluster import Cluster
 from log_engine.client.config import ConsumerConfig
 from log_engine.client.fetcher import Fetcher, next_fetch_offset
 from log_engine.client.subscription import SubscriptionState
+from log_engine.client.types import ConsumerRecord
 from log_engine.client.types import TopicPartition as TP
 from log_engine.records import Compression, Record, build_batch
 
@@ -70,6 +71,15 @@ def test_records_below_the_position_are_skipped(codec: Compression) -> None:
     assert records[0].value == b"v2" and records[0].timestamp == 1002
     assert subs.state(TOPIC_PARTITION).position == 5
     assert subs.state(TOPIC_PARTITION).fetch_offset == 5
+
+
+def test_drained_records_are_consumer_records() -> None:
+    fetcher, subs = _fetcher(position=0)
+    _deliver(fetcher, subs, _batch(0, 2))
+    records = fetcher.drain(10)
+    assert all(type(r) is ConsumerRecord for r in records)
+    assert records[1] == ConsumerRecord("t", 0, 1, 1001, None, b"v1", ())
+    assert (records[1].topic, records[1].partition, records[1].headers) == ("t", 0, ())
 
 
 def test_max_records_splits_a_batch_across_polls() -> None:
