@@ -10,25 +10,18 @@ batch is byte-for-byte the one first sent.
 
 from __future__ import annotations
 
-import struct
 import time
 from collections.abc import Sequence
 from typing import Any
-
-from crc32c import crc32c
 
 from log_engine.client.delivery import BatchOutcome, DeliveryFuture
 from log_engine.client.types import Header, RecordMetadata, TopicPartition
 from log_engine.invariants import check
 from log_engine.records import BATCH_HEADER_SIZE
+from log_engine.records.batch import assemble_batch
 from log_engine.records.compression import Compression, compress
 from log_engine.records.varint import write_varint
 
-_HEADER = struct.Struct(">qiibIhiqqqhii")
-_UINT32 = struct.Struct(">I")
-_LOG_OVERHEAD = 12
-_MAGIC = 2
-_CRC_START = 21
 # Upper bound of the bytes a record adds beyond key, value and headers.
 RECORD_OVERHEAD_MAX = 5 + 1 + 10 + 5 + 5 + 5 + 5
 
@@ -229,27 +222,17 @@ class ProducerBatch:
         self.producer_id = producer_id
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
-        out = bytearray(BATCH_HEADER_SIZE)
-        _HEADER.pack_into(
-            out,
-            0,
-            0,
-            BATCH_HEADER_SIZE - _LOG_OVERHEAD + len(payload),
-            -1,
-            _MAGIC,
-            0,
-            int(compression),
-            self.count - 1,
-            self.base_timestamp,
-            self.max_timestamp,
-            producer_id,
-            producer_epoch,
-            base_sequence,
-            self.count,
+        self.wire = assemble_batch(
+            payload,
+            attributes=int(compression),
+            last_offset_delta=self.count - 1,
+            base_timestamp=self.base_timestamp,
+            max_timestamp=self.max_timestamp,
+            producer_id=producer_id,
+            producer_epoch=producer_epoch,
+            base_sequence=base_sequence,
+            records_count=self.count,
         )
-        out += payload
-        _UINT32.pack_into(out, 17, crc32c(memoryview(out)[_CRC_START:]))
-        self.wire = bytes(out)
 
     def complete(self, base_offset: int, log_append_time: int) -> None:
         """Resolve every record's future with its offset (``base_offset`` -1: unknown)."""

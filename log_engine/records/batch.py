@@ -262,24 +262,54 @@ def build_batch(
         attributes |= _ATTR_TRANSACTIONAL
     if is_control:
         attributes |= _ATTR_CONTROL
-    batch_length = BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload)
+    return assemble_batch(
+        payload,
+        base_offset=base_offset,
+        partition_leader_epoch=partition_leader_epoch,
+        attributes=attributes,
+        last_offset_delta=deltas[-1],
+        base_timestamp=base_timestamp,
+        max_timestamp=max(timestamps),
+        producer_id=producer_id,
+        producer_epoch=producer_epoch,
+        base_sequence=base_sequence,
+        records_count=len(records),
+    )
+
+
+def assemble_batch(
+    payload: bytes | bytearray | memoryview,
+    *,
+    base_offset: int = 0,
+    partition_leader_epoch: int = -1,
+    attributes: int,
+    last_offset_delta: int,
+    base_timestamp: int,
+    max_timestamp: int,
+    producer_id: int = -1,
+    producer_epoch: int = -1,
+    base_sequence: int = -1,
+    records_count: int,
+) -> bytes:
+    """Prepend the 61-byte header to an encoded (maybe compressed) records payload
+    and compute the CRC-32C: the one place a batch's header is written."""
     out = bytearray(BATCH_HEADER_SIZE)
     _HEADER.pack_into(
         out,
         0,
         base_offset,
-        batch_length,
+        BATCH_HEADER_SIZE - LOG_OVERHEAD + len(payload),
         partition_leader_epoch,
         MAGIC,
         0,
         attributes,
-        deltas[-1],
+        last_offset_delta,
         base_timestamp,
-        max(timestamps),
+        max_timestamp,
         producer_id,
         producer_epoch,
         base_sequence,
-        len(records),
+        records_count,
     )
     out += payload
     _UINT32.pack_into(out, 17, crc32c(memoryview(out)[_CRC_START:]))
