@@ -19,18 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from log_engine.broker.group import Group, GroupState, JoinResult, Member
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-# Kafka error codes the coordinator answers with.
-NONE = 0
-ILLEGAL_GENERATION = 22
-INCONSISTENT_GROUP_PROTOCOL = 23
-INVALID_GROUP_ID = 24
-UNKNOWN_MEMBER_ID = 25
-INVALID_SESSION_TIMEOUT = 26
-REBALANCE_IN_PROGRESS = 27
-MEMBER_ID_REQUIRED = 79
 
 _EXPIRY_CHECK_S = 0.5
 
@@ -84,26 +76,26 @@ class GroupCoordinator:
     async def join(self, req: JoinRequest) -> JoinResult:
         """Handle a JoinGroup; returns when the rebalance the join takes part in completes."""
         if not req.group_id:
-            return JoinResult(INVALID_GROUP_ID, member_id=req.member_id)
+            return JoinResult(ErrorCode.INVALID_GROUP_ID, member_id=req.member_id)
         if not self._min_session_ms <= req.session_timeout_ms <= self._max_session_ms:
-            return JoinResult(INVALID_SESSION_TIMEOUT, member_id=req.member_id)
+            return JoinResult(ErrorCode.INVALID_SESSION_TIMEOUT, member_id=req.member_id)
         group = self.groups.setdefault(req.group_id, Group(req.group_id))
         if group.state is GroupState.DEAD:
             group.state = GroupState.EMPTY
         if not group.supports(req.protocol_type, req.protocols):
-            return JoinResult(INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
+            return JoinResult(ErrorCode.INCONSISTENT_GROUP_PROTOCOL, member_id=req.member_id)
         if not req.member_id:
             member_id = f"{req.client_id or 'member'}-{uuid.uuid4()}"
             if req.require_known_member_id:
                 group.pending_member_ids.add(member_id)
-                return JoinResult(MEMBER_ID_REQUIRED, member_id=member_id)
+                return JoinResult(ErrorCode.MEMBER_ID_REQUIRED, member_id=member_id)
             return await self._add_member_and_wait(group, req, member_id)
         if req.member_id in group.pending_member_ids:
             group.pending_member_ids.discard(req.member_id)
             return await self._add_member_and_wait(group, req, req.member_id)
         member = group.members.get(req.member_id)
         if member is None:
-            return JoinResult(UNKNOWN_MEMBER_ID, member_id=req.member_id)
+            return JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=req.member_id)
         return await self._rejoin(group, member, req)
 
     async def _add_member_and_wait(
@@ -138,7 +130,9 @@ class GroupCoordinator:
     async def _wait_for_join(self, group: Group, member: Member) -> JoinResult:
         waiter: asyncio.Future[JoinResult] = asyncio.get_running_loop().create_future()
         if member.join_waiter is not None and not member.join_waiter.done():
-            member.join_waiter.set_result(JoinResult(UNKNOWN_MEMBER_ID, member_id=member.member_id))
+            member.join_waiter.set_result(
+                JoinResult(ErrorCode.UNKNOWN_MEMBER_ID, member_id=member.member_id)
+            )
         member.join_waiter = waiter
         self._prepare_rebalance(group)
         self._maybe_complete_join(group)
@@ -150,7 +144,7 @@ class GroupCoordinator:
     def _prepare_rebalance(self, group: Group) -> None:
         if group.state is GroupState.PREPARING_REBALANCE:
             return
-        self._fail_pending_syncs(group, REBALANCE_IN_PROGRESS)
+        self._fail_pending_syncs(group, ErrorCode.REBALANCE_IN_PROGRESS)
         initial = group.state is GroupState.EMPTY
         group.state = GroupState.PREPARING_REBALANCE
         delay_ms = group.max_rebalance_timeout_ms()
@@ -217,14 +211,14 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group else None
         if group is None or member is None:
-            return UNKNOWN_MEMBER_ID, b""
+            return ErrorCode.UNKNOWN_MEMBER_ID, b""
         if generation_id != group.generation_id:
-            return ILLEGAL_GENERATION, b""
+            return ErrorCode.ILLEGAL_GENERATION, b""
         member.touch()
         if group.state is GroupState.PREPARING_REBALANCE:
-            return REBALANCE_IN_PROGRESS, b""
+            return ErrorCode.REBALANCE_IN_PROGRESS, b""
         if group.state is GroupState.STABLE:
-            return NONE, member.assignment
+            return ErrorCode.NONE, member.assignment
         waiter: asyncio.Future[tuple[int, bytes]] = asyncio.get_running_loop().create_future()
         member.sync_waiter = waiter
         if member_id == group.leader_id:
@@ -234,7 +228,7 @@ class GroupCoordinator:
             for other in group.members.values():
                 pending, other.sync_waiter = other.sync_waiter, None
                 if pending is not None and not pending.done():
-                    pending.set_result((NONE, other.assignment))
+                    pending.set_result((ErrorCode.NONE, other.assignment))
         try:
             return await waiter
         finally:
@@ -252,13 +246,13 @@ class GroupCoordinator:
         group = self.groups.get(group_id)
         member = group.members.get(member_id) if group else None
         if group is None or member is None:
-            return UNKNOWN_MEMBER_ID
+            return ErrorCode.UNKNOWN_MEMBER_ID
         member.touch()
         if generation_id != group.generation_id:
-            return ILLEGAL_GENERATION
+            return ErrorCode.ILLEGAL_GENERATION
         if group.state is GroupState.PREPARING_REBALANCE:
-            return REBALANCE_IN_PROGRESS
-        return NONE
+            return ErrorCode.REBALANCE_IN_PROGRESS
+        return ErrorCode.NONE
 
     def leave(self, group_id: str, member_ids: Iterable[str]) -> list[int]:
         """Handle a LeaveGroup for several members; one error code per member."""
@@ -266,10 +260,10 @@ class GroupCoordinator:
         results = []
         for member_id in member_ids:
             if group is None or member_id not in group.members:
-                results.append(UNKNOWN_MEMBER_ID)
+                results.append(ErrorCode.UNKNOWN_MEMBER_ID)
                 continue
             self._remove_member(group, group.members[member_id], "left the group")
-            results.append(NONE)
+            results.append(ErrorCode.NONE)
         return results
 
     def _remove_member(self, group: Group, member: Member, why: str) -> None:
@@ -278,9 +272,9 @@ class GroupCoordinator:
         for waiter in (member.join_waiter, member.sync_waiter):
             if waiter is not None and not waiter.done():
                 waiter.set_result(  # type: ignore[arg-type]
-                    JoinResult(UNKNOWN_MEMBER_ID)
+                    JoinResult(ErrorCode.UNKNOWN_MEMBER_ID)
                     if waiter is member.join_waiter
-                    else (UNKNOWN_MEMBER_ID, b"")
+                    else (ErrorCode.UNKNOWN_MEMBER_ID, b"")
                 )
         if group.state is GroupState.PREPARING_REBALANCE:
             self._maybe_complete_join(group)
@@ -291,18 +285,18 @@ class GroupCoordinator:
             self._prepare_rebalance(group)
 
     def is_member(self, group_id: str, member_id: str, generation_id: int) -> int:
-        """Validate an offset commit's member and generation; NONE when it may commit."""
+        """Validate an offset commit's member and generation; ErrorCode.NONE when it may commit."""
         group = self.groups.get(group_id)
         if generation_id < 0 and (group is None or group.state is GroupState.EMPTY):
-            return NONE
+            return ErrorCode.NONE
         if group is None or member_id not in group.members:
-            return UNKNOWN_MEMBER_ID
+            return ErrorCode.UNKNOWN_MEMBER_ID
         if generation_id != group.generation_id:
-            return ILLEGAL_GENERATION
+            return ErrorCode.ILLEGAL_GENERATION
         if group.state is GroupState.COMPLETING_REBALANCE:
-            return REBALANCE_IN_PROGRESS
+            return ErrorCode.REBALANCE_IN_PROGRESS
         group.members[member_id].touch()
-        return NONE
+        return ErrorCode.NONE
 
     async def _expire_members(self) -> None:
         while True:

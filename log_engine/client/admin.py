@@ -42,6 +42,7 @@ from log_engine.client.offsets import (
 )
 from log_engine.client.types import OffsetAndMetadata, TopicPartition
 from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
 
 T = TypeVar("T")
 _RESOURCE_TYPES = {"topic": 2, "broker": 4}
@@ -129,7 +130,7 @@ class Admin:
         response = await self._to_controller(ApiKey.DELETE_TOPICS, body)
         for result in response["responses"]:
             code = result["error_code"]
-            if code == errors.UNKNOWN_TOPIC_OR_PARTITION and if_exists:
+            if code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION and if_exists:
                 continue
             _check(code, result.get("error_message"), f"deleting topic {result['name']!r}")
 
@@ -152,7 +153,7 @@ class Admin:
         for name in wanted if wanted is not None else sorted(metadata.topics):
             info = metadata.topics.get(name)
             if info is None:
-                raise errors.kafka_error(errors.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r}")
+                raise errors.kafka_error(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"topic {name!r}")
             errors.check_error(info.error_code, f"describing topic {name!r}")
             partitions = [info.partitions[p] for p in sorted(info.partitions)]
             out[name] = TopicDescription(name, info.is_internal, partitions)
@@ -231,7 +232,7 @@ class Admin:
             out: dict[TopicPartition, int] = {}
             for leader, offsets in by_leader.items():
                 if leader < 0:
-                    raise errors.kafka_error(errors.LEADER_NOT_AVAILABLE, f"{sorted(offsets)}")
+                    raise errors.kafka_error(ErrorCode.LEADER_NOT_AVAILABLE, f"{sorted(offsets)}")
                 out.update(await self._delete_records_on(leader, offsets))
             return out
 

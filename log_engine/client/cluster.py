@@ -24,6 +24,7 @@ from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.types import TopicPartition
 from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -180,7 +181,7 @@ class Cluster:
         """Metadata for ``topic``, refreshing until it has partitions or ``timeout_ms`` passes."""
         self.add_topics([topic])
         backoff_s = max(self._config.retry_backoff_ms, 10) / 1000
-        last_error = errors.UNKNOWN_TOPIC_OR_PARTITION
+        last_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         info = self.metadata.topics.get(topic)
         try:
             async with asyncio.timeout(timeout_ms / 1000):
@@ -215,7 +216,7 @@ class Cluster:
             broker = self.metadata.brokers.get(node_id)
             if broker is None:
                 raise errors.kafka_error(
-                    errors.LEADER_NOT_AVAILABLE, f"broker {node_id} is not in the metadata"
+                    ErrorCode.LEADER_NOT_AVAILABLE, f"broker {node_id} is not in the metadata"
                 )
             pending = asyncio.ensure_future(self._open(key, broker.host, broker.port))
             self._connecting[key] = pending

@@ -31,6 +31,7 @@ from typing import Any
 from log_engine.client import errors
 from log_engine.client.config import ClientConfig
 from log_engine.protocol import SUPPORTED_VERSIONS, ApiKey, decode_response, encode_request
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +125,7 @@ class BrokerConnection:
             return self._versions[api_key]
         except KeyError:
             raise errors.kafka_error(
-                errors.UNSUPPORTED_VERSION,
+                ErrorCode.UNSUPPORTED_VERSION,
                 f"{self!r} supports no version of {api_key.name} that this client implements",
             ) from None
 
@@ -206,7 +207,7 @@ class BrokerConnection:
     async def _negotiate_versions(self) -> None:
         version = min(_APIVERSIONS_PREFERRED, SUPPORTED_VERSIONS[ApiKey.API_VERSIONS][1])
         body = await self.send(ApiKey.API_VERSIONS, {}, version=version)
-        if body["error_code"] == errors.UNSUPPORTED_VERSION and version > 0:
+        if body["error_code"] == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             broker_max = next(
                 (k["max_version"] for k in body["api_keys"] if k["api_key"] == ApiKey.API_VERSIONS),
                 0,

@@ -43,6 +43,7 @@ from log_engine.client.offsets import (
 )
 from log_engine.client.subscription import SubscriptionState
 from log_engine.client.types import ConsumerRecord, OffsetAndMetadata, TopicPartition
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -265,9 +266,9 @@ class Consumer:
                     if attempt == 0:
                         continue
                 if exc.errno in (
-                    errors.ILLEGAL_GENERATION,
-                    errors.UNKNOWN_MEMBER_ID,
-                    errors.REBALANCE_IN_PROGRESS,
+                    ErrorCode.ILLEGAL_GENERATION,
+                    ErrorCode.UNKNOWN_MEMBER_ID,
+                    ErrorCode.REBALANCE_IN_PROGRESS,
                 ):
                     member.request_rejoin(f"commit failed: {exc}")
                 raise

@@ -16,47 +16,21 @@ retriable). Two conditions exist only in the client and get their own classes:
 
 from __future__ import annotations
 
+from log_engine.protocol.error_codes import ErrorCode
 from log_engine.protocol.errors import CorruptResponseError, KafkaError, error_for_code
-
-# The error codes the client reacts to by name.
-NONE = 0
-OFFSET_OUT_OF_RANGE = 1
-CORRUPT_MESSAGE = 2
-UNKNOWN_TOPIC_OR_PARTITION = 3
-LEADER_NOT_AVAILABLE = 5
-NOT_LEADER_OR_FOLLOWER = 6
-REQUEST_TIMED_OUT = 7
-MESSAGE_TOO_LARGE = 10
-NETWORK_EXCEPTION = 13
-COORDINATOR_LOAD_IN_PROGRESS = 14
-COORDINATOR_NOT_AVAILABLE = 15
-NOT_COORDINATOR = 16
-NOT_ENOUGH_REPLICAS = 19
-ILLEGAL_GENERATION = 22
-UNKNOWN_MEMBER_ID = 25
-REBALANCE_IN_PROGRESS = 27
-UNSUPPORTED_VERSION = 35
-OUT_OF_ORDER_SEQUENCE_NUMBER = 45
-DUPLICATE_SEQUENCE_NUMBER = 46
-INVALID_PRODUCER_EPOCH = 47
-UNKNOWN_PRODUCER_ID = 59
-FENCED_LEADER_EPOCH = 74
-UNKNOWN_LEADER_EPOCH = 75
-MEMBER_ID_REQUIRED = 79
-FENCED_INSTANCE_ID = 82
 
 # Errors after which the metadata cache is stale (leadership moved, topic changed).
 METADATA_ERRORS = frozenset(
     {
-        UNKNOWN_TOPIC_OR_PARTITION,
-        LEADER_NOT_AVAILABLE,
-        NOT_LEADER_OR_FOLLOWER,
-        FENCED_LEADER_EPOCH,
-        UNKNOWN_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.LEADER_NOT_AVAILABLE,
+        ErrorCode.NOT_LEADER_OR_FOLLOWER,
+        ErrorCode.FENCED_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_LEADER_EPOCH,
     }
 )
 # Errors after which the group coordinator must be looked up again.
-COORDINATOR_ERRORS = frozenset({COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR})
+COORDINATOR_ERRORS = frozenset({ErrorCode.COORDINATOR_NOT_AVAILABLE, ErrorCode.NOT_COORDINATOR})
 
 
 class NoOffsetForPartitionError(KafkaError):
@@ -87,12 +61,12 @@ def kafka_error(code: int, message: str) -> KafkaError:
 
 def network_error(message: str) -> KafkaError:
     """A connection failure: retriable, like Kafka's NetworkException."""
-    return kafka_error(NETWORK_EXCEPTION, message)
+    return kafka_error(ErrorCode.NETWORK_EXCEPTION, message)
 
 
 def timeout_error(message: str) -> KafkaError:
     """A deadline passed: retriable, like Kafka's TimeoutException."""
-    return kafka_error(REQUEST_TIMED_OUT, message)
+    return kafka_error(ErrorCode.REQUEST_TIMED_OUT, message)
 
 
 def is_retriable(exc: BaseException) -> bool:

@@ -30,6 +30,7 @@ from log_engine.client.config import ConsumerConfig
 from log_engine.client.subscription import PartitionState, SubscriptionState
 from log_engine.client.types import ConsumerRecord, TopicPartition
 from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
 from log_engine.records import BATCH_HEADER_SIZE, decode_batch
 
 log = logging.getLogger(__name__)
@@ -208,7 +209,7 @@ class Fetcher:
         if state is None or state.epoch != epoch or state.fetch_offset != offset:
             return  # sought, reset or revoked while the fetch was in flight
         code = part["error_code"]
-        if code == errors.NONE:
+        if code == ErrorCode.NONE:
             state.high_watermark = part["high_watermark"]
             state.last_stable_offset = part.get("last_stable_offset", -1)
             state.log_start_offset = part.get("log_start_offset", -1)
@@ -227,7 +228,7 @@ class Fetcher:
             self._completed.append(_CompletedFetch(tp, epoch, view, aborted=aborted))
             self._buffered_bytes += len(view)
             self.data_ready.set()
-        elif code == errors.OFFSET_OUT_OF_RANGE and self._subs.default_reset != "none":
+        elif code == ErrorCode.OFFSET_OUT_OF_RANGE and self._subs.default_reset != "none":
             log.info(
                 "%s: offset %s out of range, resetting to %s", tp, offset, self._subs.default_reset
             )

@@ -32,6 +32,7 @@ from log_engine.client import errors
 from log_engine.client.cluster import Cluster
 from log_engine.client.connection import BrokerConnection
 from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +229,7 @@ class GroupMember:
         conn = await self.coordinator()
         response = await self._send_join(conn)
         code = response["error_code"]
-        if code == errors.MEMBER_ID_REQUIRED:
+        if code == ErrorCode.MEMBER_ID_REQUIRED:
             self.member_id = response["member_id"]
             response = await self._send_join(conn)
             code = response["error_code"]
@@ -295,9 +296,9 @@ class GroupMember:
         """Update state for a join/sync/heartbeat error, then raise it."""
         if code in errors.COORDINATOR_ERRORS:
             self.coordinator_dead(f"{request} answered error {code}")
-        elif code in (errors.UNKNOWN_MEMBER_ID, errors.FENCED_INSTANCE_ID):
+        elif code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
             self._reset_generation(forget_member_id=True)
-        elif code == errors.ILLEGAL_GENERATION:
+        elif code == ErrorCode.ILLEGAL_GENERATION:
             self._reset_generation(forget_member_id=False)
         if code in _REJOIN_ERRORS or code in errors.COORDINATOR_ERRORS:
             self.request_rejoin(f"{request} error {code}")
@@ -374,9 +375,9 @@ class GroupMember:
 
 _REJOIN_ERRORS = frozenset(
     {
-        errors.REBALANCE_IN_PROGRESS,
-        errors.ILLEGAL_GENERATION,
-        errors.UNKNOWN_MEMBER_ID,
-        errors.MEMBER_ID_REQUIRED,
+        ErrorCode.REBALANCE_IN_PROGRESS,
+        ErrorCode.ILLEGAL_GENERATION,
+        ErrorCode.UNKNOWN_MEMBER_ID,
+        ErrorCode.MEMBER_ID_REQUIRED,
     }
 )

@@ -19,6 +19,7 @@ from log_engine.client.cluster import Cluster
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.types import OffsetAndMetadata, TopicPartition
 from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
 
 EARLIEST = -2
 LATEST = -1
@@ -58,7 +59,7 @@ async def list_offsets(
             try:
                 if leader < 0:
                     raise errors.kafka_error(
-                        errors.LEADER_NOT_AVAILABLE, f"no leader known for {sorted(part_specs)}"
+                        ErrorCode.LEADER_NOT_AVAILABLE, f"no leader known for {sorted(part_specs)}"
                     )
                 conn = await cluster.connection(leader)
                 answers = await _list_offsets_from(conn, part_specs, isolation_level)
@@ -68,7 +69,7 @@ async def list_offsets(
                 retry_error = exc
                 continue
             for tp, (code, offset, timestamp) in answers.items():
-                if code == errors.NONE:
+                if code == ErrorCode.NONE:
                     result[tp] = (offset, timestamp)
                     pending.pop(tp, None)
                 elif errors.error_for_code(code).retriable:

@@ -29,6 +29,7 @@ from log_engine.client.partitioner import StickyPartitioner, partition_for_key
 from log_engine.client.producer_batch import RECORD_OVERHEAD_MAX, encoded_size
 from log_engine.client.sender import Sender
 from log_engine.client.types import Header, RecordMetadata
+from log_engine.protocol.error_codes import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,14 +223,14 @@ class Producer:
             size = RECORD_OVERHEAD_MAX + len(value) + (len(key) if key else 0)
         if size > self._record_bytes_max:
             raise errors.kafka_error(
-                errors.MESSAGE_TOO_LARGE,
+                ErrorCode.MESSAGE_TOO_LARGE,
                 f"a record of about {size} bytes exceeds max.request.size "
                 f"({self.config.max_request_size}) or buffer.memory",
             )
         if partition is not None:
             if not 0 <= partition < route.num_partitions:
                 raise errors.kafka_error(
-                    errors.UNKNOWN_TOPIC_OR_PARTITION,
+                    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
                     f"partition {partition} of {topic!r}: it has {route.num_partitions}",
                 )
         elif key is not None:

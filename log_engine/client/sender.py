@@ -34,13 +34,18 @@ from log_engine.client.config import ProducerConfig
 from log_engine.client.producer_batch import ProducerBatch
 from log_engine.client.types import TopicPartition
 from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
 from log_engine.records.compression import Compression
 
 log = logging.getLogger(__name__)
 
 _SEQUENCE_MAX = 2**31 - 1
 _PRODUCER_STATE_ERRORS = frozenset(
-    {errors.UNKNOWN_PRODUCER_ID, errors.INVALID_PRODUCER_EPOCH, errors.OUT_OF_ORDER_SEQUENCE_NUMBER}
+    {
+        ErrorCode.UNKNOWN_PRODUCER_ID,
+        ErrorCode.INVALID_PRODUCER_EPOCH,
+        ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+    }
 )
 
 
@@ -220,15 +225,15 @@ class Sender:
         for batch in by_tp.values():  # a broker that left a partition out of its answer
             self._retry_or_fail(
                 batch,
-                errors.NETWORK_EXCEPTION,
+                ErrorCode.NETWORK_EXCEPTION,
                 errors.network_error(f"no produce result for {batch.tp}"),
             )
 
     def _handle_partition(self, batch: ProducerBatch, part: dict[str, Any]) -> None:
         code = part["error_code"]
-        if code == errors.NONE:
+        if code == ErrorCode.NONE:
             self._complete(batch, part["base_offset"], part.get("log_append_time_ms", -1))
-        elif code == errors.DUPLICATE_SEQUENCE_NUMBER:
+        elif code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER:
             self._complete(batch, -1, -1)  # written by an earlier attempt
         else:
             message = part.get("error_message") or ""
@@ -241,7 +246,7 @@ class Sender:
         now = time.monotonic()
         # Behind a batch that failed first, a sequence gap is expected: retry in order.
         retriable = errors.is_retriable(exc) or (
-            code == errors.OUT_OF_ORDER_SEQUENCE_NUMBER and self._acc.is_retrying(batch.tp)
+            code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and self._acc.is_retrying(batch.tp)
         )
         expired = now - batch.created_monotonic >= self._delivery_timeout_s
         if retriable and batch.attempts < self._config.retries and not expired:
@@ -285,7 +290,7 @@ class Sender:
             response = await conn.send(ApiKey.INIT_PRODUCER_ID, body)
             errors.check_error(response["error_code"], "InitProducerId")
         except errors.KafkaError as exc:
-            if exc.errno == errors.UNSUPPORTED_VERSION and (
+            if exc.errno == ErrorCode.UNSUPPORTED_VERSION and (
                 "enable_idempotence" not in self._config.model_fields_set
             ):
                 # On by default only: a broker without InitProducerId gets plain batches.

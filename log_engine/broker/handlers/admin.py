@@ -9,12 +9,10 @@ from typing import Any
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec
 from log_engine.errors import LogEngineError
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_REQUEST = 42
-TOPIC_AUTHORIZATION_FAILED = 29
 RESOURCE_TOPIC = 2
 RESOURCE_BROKER = 4
 SOURCE_DYNAMIC_TOPIC = 1
@@ -45,7 +43,9 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
         }
         try:
             if topic["assignments"]:
-                raise TopicError(INVALID_REQUEST, "manual replica assignments are not supported")
+                raise TopicError(
+                    ErrorCode.INVALID_REQUEST, "manual replica assignments are not supported"
+                )
             if body.get("validate_only"):
                 ctx.broker.topics.check_create(spec)
             else:
@@ -63,7 +63,9 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
         result = {"name": name, "error_code": 0, "error_message": None}
         try:
             if name == OFFSETS_TOPIC:
-                raise TopicError(TOPIC_AUTHORIZATION_FAILED, f"{OFFSETS_TOPIC} is internal")
+                raise TopicError(
+                    ErrorCode.TOPIC_AUTHORIZATION_FAILED, f"{OFFSETS_TOPIC} is internal"
+                )
             ctx.broker.topics.delete(name)
             log.info("deleted topic %r", name)
         except TopicError as exc:
@@ -101,7 +103,8 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
             entries = _broker_entries(ctx)
         else:
             result.update(
-                error_code=UNKNOWN_TOPIC_OR_PARTITION, error_message=f"unknown resource {name!r}"
+                error_code=ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                error_message=f"unknown resource {name!r}",
             )
             results.append(result)
             continue
@@ -155,7 +158,7 @@ async def handle_delete_records(ctx: RequestContext, body: dict[str, Any]) -> di
             partition = ctx.broker.topics.partition(topic["name"], index)
             result = {"partition_index": index, "low_watermark": -1, "error_code": 0}
             if partition is None:
-                result["error_code"] = UNKNOWN_TOPIC_OR_PARTITION
+                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 offset = partition.high_watermark if p["offset"] == -1 else p["offset"]
                 try:

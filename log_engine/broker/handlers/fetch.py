@@ -15,9 +15,8 @@ from typing import Any
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.partition import Partition
 from log_engine.errors import OffsetOutOfRangeError
+from log_engine.protocol.error_codes import ErrorCode
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
-OFFSET_OUT_OF_RANGE = 1
 _MAX_WAIT_CAP_MS = 30_000
 
 
@@ -69,7 +68,7 @@ def _read_partition(
         "_size": 0,
     }
     if partition is None:
-        result["error_code"] = UNKNOWN_TOPIC_OR_PARTITION
+        result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         return result
     hw = partition.high_watermark
     result.update(
@@ -80,7 +79,7 @@ def _read_partition(
             request["fetch_offset"], limit, max_offset=hw, min_one_batch=first
         )
     except OffsetOutOfRangeError:
-        result["error_code"] = OFFSET_OUT_OF_RANGE
+        result["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
         return result
     result["records"] = read.slices
     result["_size"] = read.size_bytes

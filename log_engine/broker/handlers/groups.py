@@ -7,10 +7,10 @@ from typing import Any
 from log_engine.broker.group import GroupState
 from log_engine.broker.group_coordinator import JoinRequest
 from log_engine.broker.handlers.context import RequestContext
+from log_engine.protocol.error_codes import ErrorCode
 
 _GROUP_KEY = 0
 _TRANSACTION_KEY = 1
-COORDINATOR_NOT_AVAILABLE = 15
 
 
 async def handle_find_coordinator(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -18,7 +18,7 @@ async def handle_find_coordinator(ctx: RequestContext, body: dict[str, Any]) -> 
     if body.get("key_type", _GROUP_KEY) != _GROUP_KEY:
         return {
             "throttle_time_ms": 0,
-            "error_code": COORDINATOR_NOT_AVAILABLE,
+            "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
             "error_message": "transactions are not supported",
             "node_id": -1,
             "host": "",

@@ -8,12 +8,9 @@ from typing import Any
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec, validate_topic_name
 from log_engine.protocol import SUPPORTED_VERSIONS
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
-
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_TOPIC_EXCEPTION = 17
-LEADER_NOT_AVAILABLE = 5
 
 
 async def handle_api_versions(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
@@ -53,7 +50,9 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
 def _topic_metadata(ctx: RequestContext, name: str, may_create: bool) -> dict[str, Any]:
     broker = ctx.broker
     if not broker.topics.exists(name):
-        error = _maybe_auto_create(ctx, name) if may_create else UNKNOWN_TOPIC_OR_PARTITION
+        error = (
+            _maybe_auto_create(ctx, name) if may_create else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        )
         if error:
             return {"error_code": error, "name": name, "is_internal": False, "partitions": []}
     node = broker.node_id
@@ -80,7 +79,7 @@ def _topic_metadata(ctx: RequestContext, name: str, may_create: bool) -> dict[st
 def _maybe_auto_create(ctx: RequestContext, name: str) -> int:
     config = ctx.broker.config
     if not config.auto_create_topics_enable:
-        return UNKNOWN_TOPIC_OR_PARTITION
+        return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     try:
         validate_topic_name(name)
         spec = TopicSpec(name, config.num_partitions, config.default_replication_factor, {})

@@ -7,10 +7,8 @@ from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.offset_store import CommittedOffset
+from log_engine.protocol.error_codes import ErrorCode
 
-UNKNOWN_TOPIC_OR_PARTITION = 3
-OFFSET_METADATA_TOO_LARGE = 12
-INVALID_GROUP_ID = 24
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
@@ -37,7 +35,7 @@ def _list_offset(ctx: RequestContext, topic: str, request: dict[str, Any]) -> di
     }
     partition = ctx.broker.topics.partition(topic, index)
     if partition is None:
-        return {**result, "error_code": UNKNOWN_TOPIC_OR_PARTITION}
+        return {**result, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     timestamp = request["timestamp"]
     if timestamp == EARLIEST_TIMESTAMP:
         return {**result, "offset": partition.log_start_offset}
@@ -62,12 +60,12 @@ async def handle_offset_commit(ctx: RequestContext, body: dict[str, Any]) -> dic
             code = error
             metadata = p.get("committed_metadata") or ""
             if not code and len(metadata.encode()) > _OFFSET_METADATA_MAX_BYTES:
-                code = OFFSET_METADATA_TOO_LARGE
+                code = ErrorCode.OFFSET_METADATA_TOO_LARGE
             if (
                 not code
                 and ctx.broker.topics.partition(topic["name"], p["partition_index"]) is None
             ):
-                code = UNKNOWN_TOPIC_OR_PARTITION
+                code = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             if not code:
                 accepted[(topic["name"], p["partition_index"])] = CommittedOffset(
                     p["committed_offset"], p.get("committed_leader_epoch", -1), metadata, now_ms
@@ -80,7 +78,7 @@ async def handle_offset_commit(ctx: RequestContext, body: dict[str, Any]) -> dic
 
 def _commit_error(ctx: RequestContext, body: dict[str, Any]) -> int:
     if not body["group_id"]:
-        return INVALID_GROUP_ID
+        return ErrorCode.INVALID_GROUP_ID
     generation = body.get("generation_id_or_member_epoch", -1)
     return ctx.broker.groups.is_member(body["group_id"], body.get("member_id", ""), generation)
 

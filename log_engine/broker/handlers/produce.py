@@ -15,14 +15,9 @@ from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.partition import FencedProducerEpoch, OutOfOrderSequence
 from log_engine.broker.topics import OFFSETS_TOPIC
 from log_engine.errors import LogEngineError
+from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
-
-UNKNOWN_TOPIC_OR_PARTITION = 3
-INVALID_REQUIRED_ACKS = 21
-NOT_ENOUGH_REPLICAS = 19
-INVALID_TOPIC_EXCEPTION = 17
-TRANSACTIONS_UNSUPPORTED = 48  # INVALID_TXN_STATE stands in: transactions are not supported
 
 
 async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -54,23 +49,23 @@ def _produce_partition(
     }
     partition = ctx.broker.topics.partition(topic, index)
     if acks not in (-1, 0, 1):
-        return {**result, "error_code": INVALID_REQUIRED_ACKS}
+        return {**result, "error_code": ErrorCode.INVALID_REQUIRED_ACKS}
     if partition is None:
-        return {**result, "error_code": UNKNOWN_TOPIC_OR_PARTITION}
+        return {**result, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     if topic == OFFSETS_TOPIC:
         return {
             **result,
-            "error_code": INVALID_TOPIC_EXCEPTION,
+            "error_code": ErrorCode.INVALID_TOPIC_EXCEPTION,
             "error_message": f"clients may not produce to {OFFSETS_TOPIC}",
         }
     if acks == -1 and partition.log.config.min_insync_replicas > 1:
         return {
             **result,
-            "error_code": NOT_ENOUGH_REPLICAS,
+            "error_code": ErrorCode.NOT_ENOUGH_REPLICAS,
             "error_message": "min.insync.replicas exceeds the single-node ISR",
         }
     if records is None or len(records) == 0:
-        return {**result, "error_code": 87, "error_message": "empty records"}
+        return {**result, "error_code": ErrorCode.INVALID_RECORD, "error_message": "empty records"}
     try:
         outcome = partition.append(records)
     except (LogEngineError, OutOfOrderSequence, FencedProducerEpoch) as exc:
@@ -88,7 +83,7 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
     if body.get("transactional_id"):
         return {
             "throttle_time_ms": 0,
-            "error_code": TRANSACTIONS_UNSUPPORTED,
+            "error_code": ErrorCode.INVALID_TXN_STATE,
             "producer_id": -1,
             "producer_epoch": -1,
         }

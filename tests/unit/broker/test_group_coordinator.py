@@ -5,16 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from log_engine.broker.group import GroupState
-from log_engine.broker.group_coordinator import (
-    ILLEGAL_GENERATION,
-    INCONSISTENT_GROUP_PROTOCOL,
-    INVALID_SESSION_TIMEOUT,
-    MEMBER_ID_REQUIRED,
-    REBALANCE_IN_PROGRESS,
-    UNKNOWN_MEMBER_ID,
-    GroupCoordinator,
-    JoinRequest,
-)
+from log_engine.broker.group_coordinator import GroupCoordinator, JoinRequest
+from log_engine.protocol.error_codes import ErrorCode
 
 
 def coordinator(initial_delay_ms: int = 0) -> GroupCoordinator:
@@ -55,8 +47,8 @@ async def test_single_member_joins_syncs_and_heartbeats() -> None:
     assert (error, assignment) == (0, b"a1")
     assert coord.groups["g"].state is GroupState.STABLE
     assert coord.heartbeat("g", 1, joined.member_id) == 0
-    assert coord.heartbeat("g", 0, joined.member_id) == ILLEGAL_GENERATION
-    assert coord.heartbeat("g", 1, "nobody") == UNKNOWN_MEMBER_ID
+    assert coord.heartbeat("g", 0, joined.member_id) == ErrorCode.ILLEGAL_GENERATION
+    assert coord.heartbeat("g", 1, "nobody") == ErrorCode.UNKNOWN_MEMBER_ID
 
 
 async def test_second_member_triggers_rebalance_both_get_new_generation() -> None:
@@ -65,7 +57,7 @@ async def test_second_member_triggers_rebalance_both_get_new_generation() -> Non
     await coord.sync("g", 1, first.member_id, {first.member_id: b"all"})
     second_task = asyncio.create_task(coord.join(join_request()))
     await asyncio.sleep(0.01)
-    assert coord.heartbeat("g", 1, first.member_id) == REBALANCE_IN_PROGRESS
+    assert coord.heartbeat("g", 1, first.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
     rejoined = await coord.join(join_request(first.member_id))
     second = await second_task
     assert rejoined.generation_id == second.generation_id == 2
@@ -94,13 +86,13 @@ async def test_leave_triggers_rebalance_and_last_leave_empties_group() -> None:
     joined = await coord.join(join_request())
     assert coord.leave("g", [joined.member_id]) == [0]
     assert coord.groups["g"].state is GroupState.EMPTY
-    assert coord.leave("g", [joined.member_id]) == [UNKNOWN_MEMBER_ID]
+    assert coord.leave("g", [joined.member_id]) == [ErrorCode.UNKNOWN_MEMBER_ID]
 
 
 async def test_v4_join_needs_known_member_id() -> None:
     coord = coordinator()
     first = await coord.join(join_request(require_known_member_id=True))
-    assert first.error_code == MEMBER_ID_REQUIRED and first.member_id
+    assert first.error_code == ErrorCode.MEMBER_ID_REQUIRED and first.member_id
     second = await coord.join(join_request(first.member_id, require_known_member_id=True))
     assert second.error_code == 0 and second.member_id == first.member_id
 
@@ -108,11 +100,11 @@ async def test_v4_join_needs_known_member_id() -> None:
 async def test_bad_joins_are_refused() -> None:
     coord = coordinator()
     assert (await coord.join(join_request(session_timeout_ms=1))).error_code == (
-        INVALID_SESSION_TIMEOUT
+        ErrorCode.INVALID_SESSION_TIMEOUT
     )
     await coord.join(join_request(protocols=["range"]))
     other = await coord.join(join_request(protocols=["roundrobin"]))
-    assert other.error_code == INCONSISTENT_GROUP_PROTOCOL
+    assert other.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
 
 
 async def test_session_expiry_removes_silent_member() -> None:
