@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import logging
 import struct
-import time
 from dataclasses import dataclass
 
 from log_engine.broker.partition import Partition
@@ -181,7 +180,3 @@ def _java_string_hash(text: str) -> int:
 
 def _java_abs(n: int) -> int:
     return 0 if n == -(1 << 31) else abs(n)
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)

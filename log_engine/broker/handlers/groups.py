@@ -10,7 +10,6 @@ from log_engine.broker.handlers.context import RequestContext
 from log_engine.protocol.error_codes import ErrorCode
 
 _GROUP_KEY = 0
-_TRANSACTION_KEY = 1
 
 
 async def handle_find_coordinator(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
