@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 # System packages the test suite talks to for real (Debian names).
-SYSTEM_PACKAGES := kcat postgresql postgresql-15-wal2json mosquitto
+SYSTEM_PACKAGES := kcat postgresql postgresql-15-wal2json mosquitto libpostgresql-jdbc-java
 
 .PHONY: run test lint bench system-deps clean
 
@@ -16,7 +16,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
+	$(BIN)/pip install -q -e '.[dev,parquet,spark]'
 	touch $@
 
 run: $(VENV)/.installed

@@ -60,6 +60,11 @@ ENTRY_POINT_GROUP = "sluice"
 #: Modules of the bundled plugins, registered through the same hooks as third parties.
 BUNDLED = (
     "connectors.plugin",
+    "connectors.jdbc.plugin",
+    "connectors.source.postgres_cdc.plugin",
+    "connectors.mqtt.plugin",
+    "connectors.s3.plugin",
+    "spark_sinks.plugin",
     "connect_worker.converters",
     "connect_worker.config_providers",
     "transforms.plugin",

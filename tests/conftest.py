@@ -1,13 +1,18 @@
-"""Shared fixtures: one broker process per session, plus fresh ones on demand."""
+"""Shared fixtures: one broker and one PostgreSQL per session, fresh ones on demand,
+and ``sluice standalone`` workers of a test's own."""
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.broker_process import BrokerProcess
+from tests.support.postgres import PostgresServer
+from tests.support.standalone_process import StandaloneProcess
 
 
 @pytest.fixture(scope="session")
@@ -37,3 +42,44 @@ def fresh_broker(tmp_path: Path) -> Iterator[Callable[..., BrokerProcess]]:
 def topic_name(request: pytest.FixtureRequest) -> str:
     """A topic name unique to the test."""
     return "t-" + request.node.name.replace("[", "-").replace("]", "").replace("_", "-")[:60]
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL 15 server (``wal_level=logical``) shared by the session's tests.
+
+    Its folder is outside pytest's (mode 0700) temporary root, because the
+    server runs as the ``postgres`` user when the tests run as root.
+    """
+    root = Path(tempfile.mkdtemp(prefix="sluice-pg-"))
+    root.chmod(0o755)  # mkdtemp makes it 0700; the postgres user must reach inside
+    server = PostgresServer(root / "cluster").start()
+    yield server
+    server.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def pg_database(postgres: PostgresServer) -> Iterator[str]:
+    """A fresh database of the test's own on the session's server (dropped afterwards)."""
+    with postgres.database() as name:
+        yield name
+
+
+@pytest.fixture
+def fresh_worker(tmp_path: Path) -> Iterator[Callable[..., StandaloneProcess]]:
+    """``sluice standalone`` workers of the test's own, for restarts and crashes.
+
+    ``make(**settings)`` returns one not started yet; settings are worker
+    properties (``offset.flush.interval.ms``, ...).
+    """
+    made: list[StandaloneProcess] = []
+
+    def make(**settings: str) -> StandaloneProcess:
+        process = StandaloneProcess(tmp_path / f"worker{len(made)}", **settings)
+        made.append(process)
+        return process
+
+    yield make
+    for process in made:
+        process.close()

@@ -13,6 +13,9 @@ Lifecycle (the runtime calls these in this order, from one thread)::
 - ``stop`` releases what ``start`` took; it must not block for long.
 - ``check(props)`` is optional: test connectivity with a real call and return
   human-readable problems (``sluice validate`` prints them). Default: none.
+- ``details()`` is optional: progress for the status (snapshot rows done, a
+  connection state, a query's last batch). Tasks have the same method; the
+  status shows a task's under ``tasks[i].details``.
 
 Class attributes: ``config_model`` (the pydantic model of its keys), ``aliases``
 (short names and foreign class names users may put in ``connector.class``),
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from connectors.api.config import PluginConfig
 
@@ -70,3 +73,11 @@ class Connector(ABC):
     def check(self, props: Mapping[str, str]) -> list[str]:
         """Test connectivity to the external system; return problems found."""
         return []
+
+    def details(self) -> dict[str, Any]:
+        """Progress to show in the connector's status (JSON-serialisable; default none).
+
+        Polled (from another thread) by ``GET /connectors/{c}/status``, which
+        shows it under ``details``; keep it cheap and thread-safe.
+        """
+        return {}

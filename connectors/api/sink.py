@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from connectors.api.connector import Connector
 from connectors.api.records import SinkRecord, TopicPartition
@@ -83,3 +83,7 @@ class SinkTask(ABC):
     @abstractmethod
     def stop(self) -> None:
         """Release resources; called after the last put/flush."""
+
+    def details(self) -> dict[str, Any]:
+        """Progress for ``tasks[i].details`` in the status (JSON-serialisable; thread-safe)."""
+        return {}

@@ -78,3 +78,7 @@ class SourceTask(ABC):
     @abstractmethod
     def stop(self) -> None:
         """Stop; called from another thread; make ``poll`` return."""
+
+    def details(self) -> dict[str, Any]:
+        """Progress for ``tasks[i].details`` in the status (JSON-serialisable; thread-safe)."""
+        return {}

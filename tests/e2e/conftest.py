@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.standalone_process import StandaloneProcess
+from tests.support.standalone_process import StandaloneProcess
 
 
 @pytest.fixture(scope="module")
@@ -18,18 +17,3 @@ def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProce
     code = process.stop()
     process.close()
     assert code == 0, process.log_text()
-
-
-@pytest.fixture
-def fresh_worker(tmp_path: Path) -> Iterator[Callable[..., StandaloneProcess]]:
-    """Workers of the test's own, for restarts and crashes (not started yet)."""
-    made: list[StandaloneProcess] = []
-
-    def make(**settings: str) -> StandaloneProcess:
-        process = StandaloneProcess(tmp_path / f"worker{len(made)}", **settings)
-        made.append(process)
-        return process
-
-    yield make
-    for process in made:
-        process.close()

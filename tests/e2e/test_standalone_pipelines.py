@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.standalone_process import (
+from tests.support.standalone_process import (
     StandaloneProcess,
     file_sink,
     file_source,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.standalone_process import (
+from tests.support.standalone_process import (
     StandaloneProcess,
     file_sink,
     file_source,
