@@ -79,6 +79,7 @@ class TaskStatus:
     state: State
     worker_id: str
     trace: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)  # progress the task reports
 
 
 @dataclass(frozen=True, slots=True)

@@ -177,8 +177,16 @@ class StandaloneHerder(Herder):
             return ConnectorStatus(name, kind, State.STOPPED, self._worker_id)
         record = self._status.connector(name) or StateRecord(State.UNASSIGNED, self._worker_id)
         recorded = self._status.tasks(name)
-        tasks = tuple(_task_status(i, recorded.get(i), self._worker_id) for i in range(count))
-        return ConnectorStatus(name, kind, record.state, record.worker_id, record.trace, tasks)
+        tasks = tuple(
+            _task_status(
+                i, recorded.get(i), self._worker_id, self._worker.task_details(TaskId(name, i))
+            )
+            for i in range(count)
+        )
+        return ConnectorStatus(
+            name, kind, record.state, record.worker_id, record.trace, tasks,
+            self._worker.connector_details(name),
+        )
 
     def connector_topics(self, name: str) -> list[str]:
         with self._lock:
@@ -465,10 +473,12 @@ class StandaloneHerder(Herder):
         return mask_secrets(config, self._registry)
 
 
-def _task_status(index: int, record: StateRecord | None, worker_id: str) -> TaskStatus:
+def _task_status(
+    index: int, record: StateRecord | None, worker_id: str, details: dict[str, Any]
+) -> TaskStatus:
     if record is None:
-        return TaskStatus(index, State.UNASSIGNED, worker_id)
-    return TaskStatus(index, record.state, record.worker_id, record.trace)
+        return TaskStatus(index, State.UNASSIGNED, worker_id, details=details)
+    return TaskStatus(index, record.state, record.worker_id, record.trace, details)
 
 
 def _default_worker_id(config: WorkerConfig) -> str:

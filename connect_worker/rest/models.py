@@ -81,6 +81,8 @@ def task_status_json(status: TaskStatus) -> dict[str, Any]:
     }
     if status.trace:
         body["trace"] = status.trace
+    if status.details:
+        body["details"] = status.details
     return body
 
 

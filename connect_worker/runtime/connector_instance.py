@@ -16,8 +16,10 @@ from __future__ import annotations
 import logging
 import traceback
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from connect_worker.herder.api import ConnectorType, State
+from connect_worker.runtime.details import plugin_details
 from connect_worker.runtime.status import StatusListener
 from connectors.api import Connector, SinkConnector, SourceConnector
 
@@ -94,6 +96,10 @@ class ConnectorInstance:
                 f"{max_tasks}"
             )
         return [{str(k): str(v) for k, v in c.items()} for c in configs]
+
+    def details(self) -> dict[str, Any]:
+        """The plugin connector's progress for its status (``{}`` when not started)."""
+        return plugin_details(self._connector, f"connector {self.name}")
 
     def set_paused(self, paused: bool) -> None:
         if self.state in (State.RUNNING, State.PAUSED):

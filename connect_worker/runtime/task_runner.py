@@ -21,8 +21,10 @@ import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from typing import Any
 
 from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.details import plugin_details
 from connect_worker.runtime.status import TaskId
 
 log = logging.getLogger(__name__)
@@ -57,6 +59,12 @@ class TaskRunner(ABC):
     @abstractmethod
     def _stop_plugin(self) -> None:
         """Call the plugin task's ``stop()``."""
+
+    def details(self) -> dict[str, Any]:
+        """The plugin task's progress for its status (``{}`` until it started)."""
+        if not self._plugin_started:
+            return {}
+        return plugin_details(getattr(self, "task", None), f"task {self.task_id}")
 
     @property
     def paused(self) -> bool:

@@ -23,6 +23,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from connect_worker.herder.api import State
 from connect_worker.runtime.backoff import ExponentialBackoff
@@ -103,6 +104,12 @@ class TaskThread:
         if self._thread.ident is not None:
             self._thread.join(timeout_s)
         return not self._thread.is_alive()
+
+    def details(self) -> dict[str, Any]:
+        """The running plugin task's progress (``{}`` between runs)."""
+        with self._lock:
+            runner = self._runner
+        return runner.details() if runner is not None else {}
 
     @property
     def alive(self) -> bool:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from connect_worker.herder.api import ConnectorType, State
 from connect_worker.runtime.connector_instance import ConnectorInstance
@@ -163,6 +163,18 @@ class Worker:
     def task_ids(self, connector: str | None = None) -> list[TaskId]:
         with self._lock:
             return sorted(t for t in self._tasks if connector is None or t.connector == connector)
+
+    def connector_details(self, name: str) -> dict[str, Any]:
+        """What connector ``name``'s plugin reports of its progress (``{}`` if not here)."""
+        with self._lock:
+            instance = self._connectors.get(name)
+        return instance.details() if instance is not None else {}
+
+    def task_details(self, task_id: TaskId) -> dict[str, Any]:
+        """What task ``task_id``'s plugin reports of its progress (``{}`` if not here)."""
+        with self._lock:
+            thread = self._tasks.get(task_id)
+        return thread.details() if thread is not None else {}
 
     def task_state(self, task_id: TaskId) -> State | None:
         with self._lock:
