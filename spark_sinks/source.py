@@ -1,0 +1,217 @@
+"""The ``sluice`` PySpark data source: topic partitions by offset range, batch and streaming.
+
+::
+
+    spark.read.format("sluice").option("bootstrap.servers", "localhost:9092")
+        .option("subscribe", "t1,t2").option("startingOffsets", "earliest").load()
+    spark.readStream.format("sluice")...option("maxOffsetsPerTrigger", 10000).load()
+
+Options as Spark's Kafka source (:mod:`spark_sinks.options`); rows with its
+schema (:func:`spark_sinks.log_access.spark_ddl`). One Spark input partition
+per topic-partition offset range, read by :func:`~spark_sinks.log_access.read_range`
+and handed to Spark as Arrow record batches.
+
+Streaming offsets are ``{topic: {partition: next offset}}``, kept in the
+query's checkpoint, so a restarted query reads on from where its last
+committed micro-batch ended: with a file sink, exactly-once. Read limits
+(``maxOffsetsPerTrigger``) split a backlog into micro-batches, also under
+``trigger(availableNow=True)`` (the reader mixes in SupportsTriggerAvailableNow
+and stops at the log end offsets seen when the query started).
+
+This module imports pyspark; import it only where Spark is used.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    DataSourceStreamReader,
+    InputPartition,
+)
+from pyspark.sql.streaming.datasource import (
+    ReadAllAvailable,
+    ReadLimit,
+    ReadMaxRows,
+    SupportsTriggerAvailableNow,
+)
+from pyspark.sql.types import StructType
+
+from log_engine.client import TopicPartition
+from spark_sinks.log_access import LogMetadata, read_range, spark_ddl
+from spark_sinks.options import (
+    PartitionOffsets,
+    SourceOptions,
+    from_checkpoint,
+    limit_offsets,
+    to_checkpoint,
+)
+
+FORMAT = "sluice"
+
+
+def ensure_worker_env() -> None:
+    """Python workers run this interpreter (with pyarrow); Spark binds to loopback.
+
+    Must run before the session starts; values already set are kept.
+    """
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``format("sluice")`` available in ``spark``."""
+    spark.dataSource.register(SluiceDataSource)
+
+
+class OffsetRange(InputPartition):
+    """One Spark input partition: ``topic-partition`` offsets ``[start, end)``."""
+
+    def __init__(self, topic: str, partition: int, start: int, end: int) -> None:
+        super().__init__((topic, partition, start, end))
+        self.topic = topic
+        self.partition = partition
+        self.start = start
+        self.end = end
+
+
+class SluiceDataSource(DataSource):
+    """``format("sluice")``: the log's records with Spark's Kafka-source schema."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        include = str(self.options.get("includeHeaders", "false")).strip().lower() == "true"
+        return spark_ddl(include)
+
+    def reader(self, schema: StructType) -> DataSourceReader:
+        return SluiceBatchReader(SourceOptions.parse(self.options, streaming=False))
+
+    def streamReader(self, schema: StructType) -> DataSourceStreamReader:
+        return SluiceStreamReader(SourceOptions.parse(self.options, streaming=True))
+
+
+def _ranges(start: PartitionOffsets, end: PartitionOffsets) -> list[OffsetRange]:
+    ranges = []
+    for topic in sorted(end):
+        for partition, stop in sorted(end[topic].items()):
+            begin = start.get(topic, {}).get(partition, stop)
+            if begin < stop:
+                ranges.append(OffsetRange(topic, partition, begin, stop))
+    return ranges
+
+
+def _read(options: SourceOptions, part: OffsetRange) -> Iterator[pa.RecordBatch]:
+    yield from read_range(
+        options.bootstrap,
+        part.topic,
+        part.partition,
+        part.start,
+        part.end,
+        options.include_headers,
+    )
+
+
+class SluiceBatchReader(DataSourceReader):
+    """``spark.read``: from startingOffsets up to endingOffsets, resolved once when planned."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+
+    def partitions(self) -> Sequence[InputPartition]:
+        meta = LogMetadata(self.options)
+        try:
+            tps = meta.partitions()
+            start = meta.resolve(self.options.starting, tps)
+            end = meta.resolve(self.options.ending, tps)
+        finally:
+            meta.close()
+        ranges = _ranges(start, end)
+        # Spark wants at least one partition: an empty range reads nothing.
+        return ranges or [OffsetRange("", 0, 0, 0)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, OffsetRange)
+        yield from _read(self.options, partition)
+
+
+class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """``spark.readStream``: micro-batches of offset ranges, offsets in the checkpoint."""
+
+    def __init__(self, options: SourceOptions) -> None:
+        self.options = options
+        self._meta: LogMetadata | None = None
+        self._target: PartitionOffsets | None = None  # availableNow: stop here
+
+    def __getstate__(self) -> dict[str, Any]:  # executors get the options, not the clients
+        return {"options": self.options, "_meta": None, "_target": None}
+
+    # -- driver side -----------------------------------------------------------------
+
+    def initialOffset(self) -> dict:
+        meta = self._metadata()
+        return to_checkpoint(meta.resolve(self.options.starting, meta.partitions()))
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        limit = self.options.max_offsets_per_trigger
+        return ReadAllAvailable() if limit is None else ReadMaxRows(limit)
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._target = self._latest()
+
+    def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        begin = from_checkpoint(start)
+        latest = self._target if self._target is not None else self._latest()
+        # A partition new since ``start`` is read from its beginning (as Spark's Kafka source).
+        if any(p not in begin.get(t, {}) for t, parts in latest.items() for p in parts):
+            earliest, _ = self._metadata().bounds(
+                [TopicPartition(t, p) for t, parts in latest.items() for p in parts]
+            )
+            for tp, offset in earliest.items():
+                begin.setdefault(tp.topic, {}).setdefault(tp.partition, offset)
+        max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
+        return to_checkpoint(limit_offsets(begin, latest, max_rows))
+
+    def reportLatestOffset(self) -> dict | None:
+        return to_checkpoint(self._latest())
+
+    def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
+        return _ranges(from_checkpoint(start), from_checkpoint(end))
+
+    def commit(self, end: dict) -> None:
+        """Nothing to do: the checkpoint is the only record of progress."""
+
+    def stop(self) -> None:
+        if self._meta is not None:
+            self._meta.close()
+            self._meta = None
+
+    def _metadata(self) -> LogMetadata:
+        if self._meta is None:
+            self._meta = LogMetadata(self.options)
+        return self._meta
+
+    def _latest(self) -> PartitionOffsets:
+        meta = self._metadata()
+        tps = meta.partitions()
+        _, latest = meta.bounds(tps)
+        out: PartitionOffsets = {}
+        for tp, offset in latest.items():
+            out.setdefault(tp.topic, {})[tp.partition] = offset
+        return out
+
+    # -- executor side ---------------------------------------------------------------
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        assert isinstance(partition, OffsetRange)
+        yield from _read(self.options, partition)
