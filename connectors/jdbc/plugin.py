@@ -7,5 +7,7 @@ from connectors.api import hookimpl
 
 @hookimpl
 def sluice_connectors() -> list[type]:
-    """JdbcSource and JdbcSink (filled in by the JDBC work)."""
-    return []
+    """JdbcSource and JdbcSink."""
+    from connectors.sink.jdbc import JdbcSinkConnector
+
+    return [JdbcSinkConnector]

@@ -1,0 +1,116 @@
+"""The JDBC sink's keys (Confluent's names), declared once."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, SecretStr, model_validator
+
+from connectors.api import PluginConfig
+
+
+class JdbcConnectionConfig(PluginConfig):
+    """Where the database is: shared by the JDBC source and sink."""
+
+    connection_url: str = Field(
+        alias="connection.url",
+        min_length=1,
+        description="jdbc:postgresql://host:port/db, postgresql://..., jdbc:sqlite:PATH or "
+        "sqlite:///PATH.",
+        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+    )
+    connection_user: str | None = Field(
+        None, alias="connection.user", description="Database user (overrides the URL's)."
+    )
+    connection_password: SecretStr | None = Field(
+        None, alias="connection.password", description="Database password."
+    )
+
+    def password(self) -> str | None:
+        return self.connection_password.get_secret_value() if self.connection_password else None
+
+
+class JdbcSinkConfig(JdbcConnectionConfig):
+    """JdbcSink's keys; exactly-once is Sluice's own (``exactly.once``)."""
+
+    insert_mode: Literal["insert", "upsert", "update"] = Field(
+        "insert",
+        alias="insert.mode",
+        description="insert (COPY on PostgreSQL), upsert (INSERT .. ON CONFLICT DO UPDATE) "
+        "or update.",
+    )
+    pk_mode: Literal["none", "kafka", "record_key", "record_value"] = Field(
+        "none",
+        alias="pk.mode",
+        description="Where the primary key comes from: none, kafka (topic, partition, "
+        "offset), record_key or record_value.",
+    )
+    pk_fields: str = Field(
+        "",
+        alias="pk.fields",
+        description="Comma-separated key column names; empty: kafka -> __connect_topic, "
+        "__connect_partition, __connect_offset; record_key -> the key's fields (or "
+        "__connect_key for a primitive key); record_value -> all value fields.",
+    )
+    auto_create: bool = Field(
+        False, alias="auto.create", description="CREATE TABLE from the record schema if missing."
+    )
+    auto_evolve: bool = Field(
+        False,
+        alias="auto.evolve",
+        description="ALTER TABLE ADD COLUMN for record fields the table lacks (added as "
+        "nullable columns).",
+    )
+    delete_enabled: bool = Field(
+        False,
+        alias="delete.enabled",
+        description="A tombstone (null value with a key) deletes the row; needs "
+        "pk.mode=record_key. Without it tombstones are skipped.",
+    )
+    table_name_format: str = Field(
+        "${topic}",
+        alias="table.name.format",
+        min_length=1,
+        description="Table name for a topic (${topic} is replaced). Dots separate a schema: "
+        "the last part is the table, the one before it the schema (others are dropped), so "
+        "a CDC topic prefix.public.orders writes public.orders.",
+    )
+    batch_size: int = Field(
+        3000, alias="batch.size", ge=1, le=1_000_000,
+        description="Rows per statement (COPY or executemany) within a put.",
+    )
+    max_retries: int = Field(
+        10, alias="max.retries", ge=0,
+        description="Consecutive retriable failures (lost connection, lock timeout) before "
+        "the task fails.",
+    )
+    retry_backoff_ms: int = Field(
+        3000, alias="retry.backoff.ms", ge=0,
+        description="Wait after a retriable failure before the batch is tried again.",
+    )
+    exactly_once: bool = Field(
+        False,
+        alias="exactly.once",
+        description="Store each partition's next offset in offsets.table.name in the same "
+        "transaction as the rows and resume from there: no row written twice.",
+    )
+    offsets_table_name: str = Field(
+        "__sluice_jdbc_offsets",
+        alias="offsets.table.name",
+        min_length=1,
+        description="Table holding the consumed offsets when exactly.once=true.",
+    )
+
+    @model_validator(mode="after")
+    def _check_modes(self) -> Self:
+        if self.delete_enabled and self.pk_mode != "record_key":
+            raise ValueError("delete.enabled=true needs pk.mode=record_key")
+        if self.insert_mode != "insert" and self.pk_mode == "none":
+            raise ValueError(f"insert.mode={self.insert_mode} needs a pk.mode other than none")
+        if self.pk_mode == "kafka" and self.pk_fields and len(self.pk_field_list()) != 3:
+            raise ValueError("pk.mode=kafka takes exactly three pk.fields (topic, partition, "
+                             "offset) or none")
+        return self
+
+    def pk_field_list(self) -> list[str]:
+        return [f.strip() for f in self.pk_fields.split(",") if f.strip()]

@@ -1,0 +1,103 @@
+"""Helpers for the JDBC integration tests: waiting, producing, reading tables."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+from connect_worker.converters.json import JsonConverter
+from connect_worker.herder.api import State
+from connect_worker.herder.standalone import StandaloneHerder
+from connectors.api import Schema
+from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
+from tests.support.broker_process import BrokerProcess
+from tests.support.postgres import PostgresServer
+
+WAIT_S = 60.0
+
+
+def wait_for(condition: Callable[[], object], what: str, timeout_s: float = WAIT_S) -> None:
+    """Poll ``condition`` until it is truthy; fail naming ``what`` after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def task_state(herder: StandaloneHerder, name: str, task: int = 0) -> State | None:
+    tasks = herder.connector_status(name).tasks
+    return tasks[task].state if len(tasks) > task else None
+
+
+def task_trace(herder: StandaloneHerder, name: str, task: int = 0) -> str:
+    return herder.connector_status(name).tasks[task].trace or ""
+
+
+def produce_json(
+    broker: BrokerProcess, topic: str, records: list[tuple[Any, Any]]
+) -> None:
+    """Send (key, value) pairs as JSON text (already enveloped where wanted); None stays null."""
+    with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
+        for key, value in records:
+            key_bytes = None if key is None else json.dumps(key).encode()
+            value_bytes = None if value is None else json.dumps(value).encode()
+            producer.send(topic, value_bytes, key_bytes, None, 0).result(30)
+
+
+def read_all(broker: BrokerProcess, topic: str, count: int) -> list[ConsumerRecord]:
+    """The first ``count`` records of partition 0 of ``topic`` (waits for them)."""
+    consumer = SyncConsumer(
+        {"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        records: list[ConsumerRecord] = []
+        deadline = time.monotonic() + WAIT_S
+        while len(records) < count and time.monotonic() < deadline:
+            records.extend(consumer.poll(0.5))
+        return records
+    finally:
+        consumer.close()
+
+
+def rows(postgres: PostgresServer, db: str, sql: str) -> list[tuple[Any, ...]]:
+    """Rows of ``sql``; [] when the table does not exist yet."""
+    with postgres.connect(db) as conn:
+        try:
+            return conn.execute(sql).fetchall()
+        except Exception as exc:
+            if "does not exist" in str(exc):
+                return []
+            raise
+
+
+def column_types(postgres: PostgresServer, db: str, table: str) -> list[tuple[str, str, str]]:
+    """(name, type with modifiers, nullable) of each column, in order."""
+    return [
+        tuple(r)  # type: ignore[misc]
+        for r in rows(
+            postgres, db,
+            "SELECT a.attname, format_type(a.atttypid, a.atttypmod), "
+            "CASE WHEN a.attnotnull THEN 'NO' ELSE 'YES' END FROM pg_attribute a "
+            f"WHERE a.attrelid = '{table}'::regclass AND a.attnum > 0 AND NOT a.attisdropped "
+            "ORDER BY a.attnum",
+        )
+    ]
+
+
+def produce_connect(
+    broker: BrokerProcess,
+    topic: str,
+    records: list[tuple[Schema | None, Any, Schema | None, Any]],
+) -> None:
+    """Send (key schema, key, value schema, value) as JsonConverter with schemas writes them."""
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"})
+    with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
+        for key_schema, key, value_schema, value in records:
+            key_bytes = converter.from_connect(topic, key_schema, key)
+            value_bytes = converter.from_connect(topic, value_schema, value)
+            producer.send(topic, value_bytes, key_bytes, None, 0).result(30)
