@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from connectors.api import hookimpl
+from connectors.sink.mqtt import MqttSinkConnector
+from connectors.source.mqtt import MqttSourceConnector
 
 
 @hookimpl
 def sluice_connectors() -> list[type]:
-    """MqttSource and MqttSink (filled in by the MQTT work)."""
-    return []
+    """MqttSource and MqttSink."""
+    return [MqttSourceConnector, MqttSinkConnector]

@@ -1,0 +1,301 @@
+"""A paho-mqtt 2.x client that stays connected and reports how it is doing.
+
+:class:`MqttConnection` runs paho's network thread (``loop_start``), which
+reconnects by itself after a failure or a lost connection, waiting
+``mqtt.reconnect.backoff.min.seconds`` doubling up to ``...max.seconds``
+(reset once a CONNACK accepted the connection). Every attempt picks its URI
+from ``mqtt.server.uri``: the first one after a connection that worked was
+lost, the next one in the list after an attempt failed (unreachable,
+TLS failure, CONNACK refused), so a list of brokers is tried in order, round
+and round.
+
+The connection's state (connected or not, the broker, the last error and
+when, attempts) is kept under a lock and served by :meth:`details`, which the
+status polls from another thread.
+
+Sessions: ``clean_session`` False (MQTT 3.1.1) or ``clean_start`` False with a
+Session Expiry Interval (MQTT 5) asks the broker to keep subscriptions and
+unacknowledged QoS 1/2 messages while the client is away; paho keeps its own
+unacknowledged outgoing messages in the same ``Client`` and sends them again
+after a reconnect.
+"""
+
+from __future__ import annotations
+
+import logging
+import ssl
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+
+from connectors.mqtt.settings import MqttConnectionConfig, ServerUri
+
+log = logging.getLogger(__name__)
+
+OnConnected = Callable[[mqtt.Client, bool], None]
+OnMessage = Callable[[mqtt.Client, Any, mqtt.MQTTMessage], None]
+
+
+def make_client(
+    config: MqttConnectionConfig,
+    client_id: str,
+    *,
+    clean_session: bool,
+    manual_ack: bool = False,
+    client_class: type[mqtt.Client] = mqtt.Client,
+) -> mqtt.Client:
+    """A configured paho client (credentials, TLS, timeouts), not connected yet."""
+    v5 = config.version == "5"
+    client = client_class(
+        mqtt.CallbackAPIVersion.VERSION2,
+        client_id=client_id,
+        clean_session=None if v5 else clean_session,
+        protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
+        manual_ack=manual_ack,
+    )
+    client.connect_timeout = config.connect_timeout_s
+    client.reconnect_delay_set(config.reconnect_backoff_min_s, config.reconnect_backoff_max_s)
+    if config.username:
+        password = config.password.get_secret_value() if config.password else None
+        client.username_pw_set(config.username, password)
+    if config.uses_tls:
+        client.tls_set(
+            ca_certs=config.trust_store_path,
+            certfile=config.key_store_path,
+            keyfile=config.key_path,
+            keyfile_password=(
+                config.key_store_password.get_secret_value() if config.key_store_password else None
+            ),
+            cert_reqs=ssl.CERT_REQUIRED,
+        )
+        client.tls_insecure_set(not config.ssl_verify_hostname)
+    return client
+
+
+def connect_properties(
+    config: MqttConnectionConfig, *, session_expiry_s: int, receive_maximum: int | None = None
+) -> Properties | None:
+    """MQTT 5 CONNECT properties: session expiry, receive maximum (None for 3.1.1)."""
+    if config.version != "5":
+        return None
+    properties = Properties(PacketTypes.CONNECT)
+    if session_expiry_s:
+        properties.SessionExpiryInterval = session_expiry_s
+    if receive_maximum:
+        properties.ReceiveMaximum = receive_maximum
+    return properties
+
+
+class _RotatingClient(mqtt.Client):
+    """paho's Client whose every (re)connection attempt asks its owner which URI to try."""
+
+    owner: MqttConnection
+
+    def reconnect(self) -> mqtt.MQTTErrorCode:
+        self.owner._before_attempt(self)
+        try:
+            return super().reconnect()
+        except OSError as exc:
+            self.owner._attempt_failed(describe_os_error(exc))
+            raise
+
+
+def describe_os_error(exc: OSError) -> str:
+    """``ConnectionRefusedError: [Errno 111] Connection refused`` style text."""
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class MqttConnection:
+    """One paho client kept connected to one of the configured brokers (see the module doc)."""
+
+    def __init__(
+        self,
+        config: MqttConnectionConfig,
+        client_id: str,
+        *,
+        clean_session: bool,
+        session_expiry_s: int = 0,
+        receive_maximum: int | None = None,
+        manual_ack: bool = False,
+        on_connected: OnConnected | None = None,
+        on_message: OnMessage | None = None,
+    ) -> None:
+        self.config = config
+        self.client_id = client_id
+        self._uris: tuple[ServerUri, ...] = config.uris
+        self._clean_session = clean_session
+        self._properties = connect_properties(
+            config,
+            session_expiry_s=0 if clean_session else session_expiry_s,
+            receive_maximum=receive_maximum,
+        )
+        self._on_connected = on_connected
+        self._lock = threading.Lock()
+        self._connected = threading.Event()
+        self._stopping = False
+        self._next_index = 0
+        self._uri: ServerUri = self._uris[0]
+        self._attempts = 0
+        self._connects = 0
+        self._last_error: str | None = None
+        self._last_error_at: float | None = None
+        self.max_packet_bytes: int | None = None  # the broker's, from an MQTT 5 CONNACK
+        client = make_client(
+            config,
+            client_id,
+            clean_session=clean_session,
+            manual_ack=manual_ack,
+            client_class=_RotatingClient,
+        )
+        assert isinstance(client, _RotatingClient)
+        client.owner = self
+        client.on_connect = self._handle_connect
+        client.on_disconnect = self._handle_disconnect
+        if on_message is not None:
+            client.on_message = on_message
+        self.client: mqtt.Client = client
+
+    # ---------------------------------------------------------------- lifecycle
+
+    def start(self) -> None:
+        """Start the network thread; it connects (and reconnects) in the background."""
+        self._connect_async(self._uris[0])
+        self.client.loop_start()
+
+    def stop(self) -> None:
+        """Disconnect and end the network thread."""
+        with self._lock:
+            self._stopping = True
+        try:
+            self.client.disconnect()
+        except Exception:
+            log.debug("disconnect failed", exc_info=True)
+        self.client.loop_stop()
+        self._connected.clear()
+
+    @property
+    def connected(self) -> bool:
+        return self._connected.is_set()
+
+    def wait_connected(self, timeout_s: float) -> bool:
+        return self._connected.wait(timeout_s)
+
+    @property
+    def generation(self) -> int:
+        """How many connections were accepted so far (changes on every reconnect)."""
+        return self._connects
+
+    @property
+    def broker(self) -> str:
+        with self._lock:
+            return str(self._uri)
+
+    @property
+    def last_error(self) -> str | None:
+        with self._lock:
+            return self._last_error
+
+    def details(self) -> dict[str, Any]:
+        """The connection's state for the status (thread-safe, cheap)."""
+        with self._lock:
+            details: dict[str, Any] = {
+                "connection": "connected" if self._connected.is_set() else "disconnected",
+                "broker": str(self._uri),
+                "client.id": self.client_id,
+                "mqtt.version": self.config.version,
+                "connects": self._connects,
+                "connection.attempts": self._attempts,
+            }
+            if self._last_error is not None:
+                details["last.error"] = self._last_error
+                details["last.error.time"] = time.strftime(
+                    "%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._last_error_at or 0)
+                )
+        return details
+
+    # ---------------------------------------------------------------- paho callbacks
+
+    def _connect_async(self, uri: ServerUri) -> None:
+        self.client.connect_async(
+            uri.host,
+            uri.port,
+            self.config.keepalive_s,
+            clean_start=self._clean_session,
+            properties=self._properties,
+        )
+
+    def _before_attempt(self, client: mqtt.Client) -> None:
+        """Called by the client before each connection attempt: choose the URI."""
+        with self._lock:
+            uri = self._uris[self._next_index % len(self._uris)]
+            self._uri = uri
+            self._attempts += 1
+        self._connect_async(uri)
+
+    def _attempt_failed(self, error: str) -> None:
+        with self._lock:
+            self._next_index += 1
+            uri = self._uri
+            self._record_error(f"cannot connect to {uri}: {error}")
+        log.warning("MQTT client %s: cannot connect to %s: %s", self.client_id, uri, error)
+
+    def _record_error(self, message: str) -> None:
+        self._last_error = message
+        self._last_error_at = time.time()
+
+    def _handle_connect(
+        self,
+        client: mqtt.Client,
+        userdata: Any,
+        flags: mqtt.ConnectFlags,
+        reason: Any,
+        properties: Properties | None,
+    ) -> None:
+        if reason.is_failure:
+            with self._lock:
+                self._next_index += 1
+                uri = self._uri
+                self._record_error(f"{uri} refused the connection: {reason}")
+            log.warning(
+                "MQTT client %s: %s refused the connection: %s", self.client_id, uri, reason
+            )
+            return
+        maximum = getattr(properties, "MaximumPacketSize", None) if properties else None
+        with self._lock:
+            self._next_index = 0
+            self._connects += 1
+            self.max_packet_bytes = maximum
+            uri = self._uri
+        log.info(
+            "MQTT client %s connected to %s (session present: %s)",
+            self.client_id, uri, flags.session_present,
+        )
+        if self._on_connected is not None:
+            self._on_connected(client, flags.session_present)
+        self._connected.set()
+
+    def _handle_disconnect(
+        self,
+        client: mqtt.Client,
+        userdata: Any,
+        flags: mqtt.DisconnectFlags,
+        reason: Any,
+        properties: Properties | None,
+    ) -> None:
+        was_connected = self._connected.is_set()
+        self._connected.clear()
+        with self._lock:
+            if self._stopping:
+                return
+            uri = self._uri
+            if was_connected:
+                self._record_error(f"lost the connection to {uri}: {reason}")
+        if was_connected:
+            log.warning(
+                "MQTT client %s: lost the connection to %s: %s", self.client_id, uri, reason
+            )

@@ -1,0 +1,273 @@
+"""MqttSource: MQTT messages into a topic of the log, at least once, even across crashes.
+
+Confluent's MqttSourceConnector keys (``mqtt.server.uri``, ``mqtt.topics``,
+``kafka.topic``, ``mqtt.qos``, ``mqtt.clean.session.enabled``, ...; the
+connection keys are in :mod:`connectors.mqtt.settings`). Records: key = the
+MQTT topic (STRING), value = the payload bytes (BYTES), timestamp = arrival
+time, headers ``mqtt.qos``, ``mqtt.retained``, ``mqtt.duplicate``,
+``mqtt.message.id`` and, with MQTT 5, each user property under its own name.
+Source offsets are trivial (``{"mqtt.topic": t}`` / ``{}``): MQTT has no
+positions to resume from, only redelivery of what was not acknowledged.
+
+At-least-once:
+
+- the session is persistent (``mqtt.clean.session.enabled=false``, the
+  default; MQTT 5: clean start off and ``mqtt.session.expiry.interval.seconds``)
+  under a stable client id (default ``sluice-<connector>-<task id>``), so the
+  broker keeps subscriptions and unacknowledged messages while the worker is
+  down;
+- messages are acknowledged by hand (paho ``manual_ack``): the PUBACK goes out
+  in ``commit_record(record)``, which the runtime calls once the log has
+  acknowledged that record. Waiting for ``commit()`` would add nothing: the
+  offsets stored then are trivial, and MQTT replays nothing but what is not
+  acknowledged; it would only hold every message for up to
+  ``offset.flush.interval.ms`` and stall the broker's in-flight window.
+  A crash before the PUBACK means the broker sends the message again
+  (duplicates possible, nothing lost).
+- Use QoS 1: at QoS 2 the broker forgets the message once the client sent
+  PUBREC (paho does that on arrival), so a crash before the log write loses it.
+- The broker must not drop queued messages for an absent client (Mosquitto:
+  ``max_queued_messages 0``; its default keeps only 1000).
+
+Flow control: paho delivers messages on its network thread into a bounded
+buffer (``mqtt.buffer.records``). When the buffer is full that thread waits,
+so the client stops reading the socket and TCP pushes back on the broker:
+nothing is dropped. Messages received on a connection that was lost since
+are not acknowledged on the new one (the broker sends them again there).
+
+One task: MQTT subscriptions do not split (``tasks.max`` above 1 still runs one).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+import paho.mqtt.client as mqtt
+from pydantic import Field, field_validator
+
+from connectors.api import SourceConnector, SourceRecord, SourceTask
+from connectors.api.schema import BYTES, STRING
+from connectors.mqtt.check import check_connection
+from connectors.mqtt.connection import MqttConnection
+from connectors.mqtt.settings import MqttConnectionConfig, split_list
+from connectors.mqtt.topics import topic_filter_problem
+
+log = logging.getLogger(__name__)
+
+WAIT_S = 0.5  # longest wait in poll() and in a blocked delivery, so stop() is seen
+
+
+class MqttSourceConfig(MqttConnectionConfig):
+    """MqttSource's keys: what to subscribe to and where to write."""
+
+    topics: list[str] = Field(
+        alias="mqtt.topics",
+        min_length=1,
+        description="Comma-separated MQTT topic filters to subscribe to (+ and # allowed).",
+        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+    )
+    kafka_topic: str = Field(
+        alias="kafka.topic",
+        min_length=1,
+        description="The topic of the log to write the messages to.",
+        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+    )
+    clean_session: bool = Field(
+        False,
+        alias="mqtt.clean.session.enabled",
+        description="Start a new session on each connection; true loses the messages "
+        "sent while the connector was down (keep false for at-least-once).",
+        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+    )
+    session_expiry_s: int = Field(
+        7 * 24 * 3600,
+        alias="mqtt.session.expiry.interval.seconds",
+        ge=0,
+        le=0xFFFFFFFF,
+        description="MQTT 5: how long the broker keeps the session after a disconnect.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    buffer_records: int = Field(
+        10000,
+        alias="mqtt.buffer.records",
+        ge=1,
+        le=1_000_000,
+        description="Messages received and not yet polled; when full, reading pauses.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    batch_size: int = Field(
+        2000,
+        alias="batch.size",
+        ge=1,
+        le=100_000,
+        description="Most records one poll returns.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+
+    _split_topics = field_validator("topics", mode="before")(split_list)
+
+    @field_validator("topics")
+    @classmethod
+    def _valid_filters(cls, value: list[str]) -> list[str]:
+        for topic_filter in value:
+            problem = topic_filter_problem(topic_filter)
+            if problem:
+                raise ValueError(f"topic filter {topic_filter!r} {problem}")
+        return value
+
+
+class MqttSourceConnector(SourceConnector):
+    """Subscribes to MQTT topic filters and writes the messages to one topic of the log."""
+
+    config_model = MqttSourceConfig
+    aliases = (
+        "MqttSource",
+        "MqttSourceConnector",
+        "io.confluent.connect.mqtt.MqttSourceConnector",
+    )
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._props: dict[str, str] = {}
+
+    def start(self, props: Mapping[str, str]) -> None:
+        MqttSourceConfig.from_props(props)
+        self._props = dict(props)
+
+    @classmethod
+    def task_class(cls) -> type:
+        return MqttSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props)]
+
+    def check(self, props: Mapping[str, str]) -> list[str]:
+        return check_connection(MqttSourceConfig.from_props(props))
+
+
+class MqttSourceTask(SourceTask):
+    """One persistent MQTT session; PUBACKs only for records the log acknowledged."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._cond = threading.Condition()
+        self._buffer: deque[tuple[mqtt.MQTTMessage, int, float]] = deque()
+        self._stopping = False
+        self._unacked: dict[int, tuple[SourceRecord, int, int, int]] = {}
+        self._received = 0
+        self._acked = 0
+        self._skipped_acks = 0
+        self._connection: MqttConnection | None = None
+
+    def start(self, props: Mapping[str, str]) -> None:
+        config = MqttSourceConfig.from_props(props)
+        self._config = config
+        self._capacity = config.buffer_records
+        task_id = self.context.task_id if self.context is not None else 0
+        client_id = config.client_id or f"sluice-{props.get('name', 'mqtt-source')}-{task_id}"
+        self._connection = MqttConnection(
+            config,
+            client_id,
+            clean_session=config.clean_session,
+            session_expiry_s=config.session_expiry_s,
+            receive_maximum=min(config.buffer_records, 65535),
+            manual_ack=True,
+            on_connected=self._subscribe,
+            on_message=self._on_message,
+        )
+        self._connection.start()
+
+    # ---------------------------------------------------------------- network thread
+
+    def _subscribe(self, client: mqtt.Client, session_present: bool) -> None:
+        qos = self._config.qos
+        result, _ = client.subscribe([(topic, qos) for topic in self._config.topics])
+        if result != mqtt.MQTT_ERR_SUCCESS:
+            log.warning("subscribing to %s failed: %s", self._config.topics, result)
+
+    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        """Buffer ``message``; wait (not reading the socket meanwhile) while the buffer is full."""
+        assert self._connection is not None
+        generation = self._connection.generation
+        with self._cond:
+            while len(self._buffer) >= self._capacity and not self._stopping:
+                self._cond.wait(WAIT_S)
+            if self._stopping:
+                return  # not acknowledged: the broker sends it again to the next session
+            self._buffer.append((message, generation, time.time()))
+            self._received += 1
+            self._cond.notify_all()
+
+    # ---------------------------------------------------------------- task thread
+
+    def poll(self) -> list[SourceRecord]:
+        with self._cond:
+            if not self._buffer and not self._stopping:
+                self._cond.wait(WAIT_S)
+            count = min(len(self._buffer), self._config.batch_size)
+            taken = [self._buffer.popleft() for _ in range(count)]
+            if taken:
+                self._cond.notify_all()
+        return [self._record(message, generation, at) for message, generation, at in taken]
+
+    def _record(self, message: mqtt.MQTTMessage, generation: int, at: float) -> SourceRecord:
+        headers: list[tuple[str, Any]] = [
+            ("mqtt.qos", message.qos),
+            ("mqtt.retained", bool(message.retain)),
+            ("mqtt.duplicate", bool(message.dup)),
+            ("mqtt.message.id", message.mid),
+        ]
+        properties = getattr(message, "properties", None)
+        user_properties = getattr(properties, "UserProperty", None) if properties else None
+        if user_properties:
+            headers.extend((str(name), str(value)) for name, value in user_properties)
+        topic = message.topic
+        record = SourceRecord(
+            topic=self._config.kafka_topic,
+            key=topic,
+            key_schema=STRING,
+            value=message.payload,
+            value_schema=BYTES,
+            headers=tuple(headers),
+            timestamp=int(at * 1000),
+            source_partition={"mqtt.topic": topic},
+            source_offset={},
+        )
+        if message.qos > 0:
+            self._unacked[id(record)] = (record, message.mid, message.qos, generation)
+        return record
+
+    def commit_record(self, record: SourceRecord) -> None:
+        """The log acknowledged ``record``: now the broker may forget the message."""
+        entry = self._unacked.pop(id(record), None)
+        if entry is None or self._connection is None:
+            return
+        _, mid, qos, generation = entry
+        if generation != self._connection.generation:
+            self._skipped_acks += 1  # received on a lost connection: redelivered on this one
+            return
+        self._connection.client.ack(mid, qos)
+        self._acked += 1
+
+    def stop(self) -> None:
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if self._connection is not None:
+            self._connection.stop()
+
+    def details(self) -> dict[str, Any]:
+        if self._connection is None:
+            return {}
+        details = self._connection.details()
+        with self._cond:
+            details["messages.buffered"] = len(self._buffer)
+        details["messages.received"] = self._received
+        details["messages.acked"] = self._acked
+        details["mqtt.topics"] = list(self._config.topics)
+        return details
