@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from connectors.api import hookimpl
+from connectors.sink.s3 import S3SinkConnector
+from connectors.source.s3 import S3SourceConnector
 
 
 @hookimpl
 def sluice_connectors() -> list[type]:
-    """S3Source and S3Sink (filled in by the S3 work)."""
-    return []
+    """S3Source and S3Sink."""
+    return [S3SourceConnector, S3SinkConnector]

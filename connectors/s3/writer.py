@@ -1,0 +1,195 @@
+"""One Kafka partition's open objects in the S3 sink: buffering, rotation, and writing batches.
+
+A :class:`PartitionWriter` owns the records of one Kafka partition taken
+since its last written batch, as one buffer per encoded partition. A batch is
+written (rotation) when:
+
+- ``flush.size`` records were added (counted over all its buffers);
+- the next record's time is ``rotate.interval.ms`` past the batch's first
+  (record time, so the same records make the same batches after a restart);
+- an object cannot hold the next record (a Parquet schema change);
+- ``rotate.schedule.interval.ms`` passed on the wall clock since it opened.
+
+Writing a batch uploads its other objects first and its head (the object
+named by the batch's first offset) last; see :mod:`connectors.s3.recovery`.
+A failed upload keeps the batch; it is retried before anything else is taken
+(the caller turns the failure into a RetriableError). Records at offsets
+already taken are skipped, so a batch redelivered after a RetriableError is
+not buffered twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.api import SinkRecord, TopicPartition
+from connectors.s3.formats import FileBuffer, ObjectFormat
+from connectors.s3.naming import object_key
+from connectors.s3.recovery import META_BATCH_END, META_BATCH_START, META_RECORDS
+
+log = logging.getLogger(__name__)
+
+#: Writes one object: (key, data, metadata) -> None; raises on failure.
+Upload = Callable[[str, bytes, dict[str, str]], None]
+
+
+@dataclass(slots=True)
+class Encoded:
+    """A record checked by the format and partitioner (``payload`` None: skip it)."""
+
+    record: SinkRecord
+    encoded_partition: str
+    payload: Any
+    timestamp_ms: int | None
+
+
+@dataclass(slots=True)
+class _OpenObject:
+    start_offset: int
+    buffer: FileBuffer
+
+
+@dataclass(slots=True)
+class _Batch:
+    """A batch closed for writing: objects (key, bytes, records) with the head last."""
+
+    objects: list[tuple[str, bytes, int]]
+    start_offset: int
+    end_offset: int
+    written: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class RotationPolicy:
+    flush_size: int
+    rotate_interval_ms: int
+    rotate_schedule_interval_ms: int
+
+
+class PartitionWriter:
+    """Buffers and writes the objects of one Kafka partition."""
+
+    def __init__(
+        self,
+        tp: TopicPartition,
+        fmt: ObjectFormat,
+        topics_dir: str,
+        policy: RotationPolicy,
+        upload: Upload,
+        start_offset: int | None,
+    ) -> None:
+        self.tp = tp
+        self._format = fmt
+        self._topics_dir = topics_dir
+        self._policy = policy
+        self._upload = upload
+        self.committed_offset = start_offset  # next offset after what S3 holds
+        self.next_offset = start_offset  # records below this were taken already
+        self._open: dict[str, _OpenObject] = {}
+        self._count = 0
+        self._first_offset: int | None = None
+        self._last_offset: int | None = None
+        self._first_ts: int | None = None
+        self._opened_at = 0.0
+        self._pending: _Batch | None = None
+        self.objects_written = 0
+        self.bytes_written = 0
+
+    @property
+    def buffered(self) -> int:
+        return self._count
+
+    def add(self, item: Encoded) -> None:
+        """Take one checked record (may write a batch first or after)."""
+        self.write_pending()
+        offset = item.record.kafka_offset
+        if self.next_offset is not None and offset < self.next_offset:
+            return  # taken before (a redelivered batch)
+        if item.payload is not None:
+            if self._count and self._interval_passed(item.timestamp_ms):
+                self.rotate()
+            current = self._open.get(item.encoded_partition)
+            if current is not None and not current.buffer.accepts(item.payload):
+                self.rotate()
+                current = None
+            if current is None:
+                if not self._count:
+                    self._first_offset = offset
+                    self._first_ts = item.timestamp_ms
+                    self._opened_at = time.monotonic()
+                current = _OpenObject(offset, self._format.new_buffer())
+                self._open[item.encoded_partition] = current
+            current.buffer.add(item.payload)
+            self._count += 1
+            self._last_offset = offset
+        self.next_offset = offset + 1
+        if self._count >= self._policy.flush_size:
+            self.rotate()
+
+    def _interval_passed(self, timestamp_ms: int | None) -> bool:
+        interval = self._policy.rotate_interval_ms
+        if interval < 0 or timestamp_ms is None or self._first_ts is None:
+            return False
+        return timestamp_ms - self._first_ts >= interval
+
+    def schedule_due(self) -> bool:
+        interval = self._policy.rotate_schedule_interval_ms
+        if interval < 0 or not self._count:
+            return False
+        return (time.monotonic() - self._opened_at) * 1000 >= interval
+
+    def rotate(self) -> None:
+        """Close the open objects into a batch and write it."""
+        if not self._count:
+            return
+        assert self._first_offset is not None and self._last_offset is not None
+        tp = self.tp
+        objects: list[tuple[str, bytes, int]] = []
+        head: tuple[str, bytes, int] | None = None
+        for encoded_partition, current in self._open.items():
+            key = object_key(
+                self._topics_dir,
+                tp.topic,
+                encoded_partition,
+                tp.partition,
+                current.start_offset,
+                self._format.extension,
+            )
+            written = (key, current.buffer.finish(), current.buffer.count)
+            if current.start_offset == self._first_offset:
+                head = written
+            else:
+                objects.append(written)
+        assert head is not None, "the batch's first record opened one of its objects"
+        objects.append(head)  # the head last: once it exists, the whole batch does
+        self._pending = _Batch(objects, self._first_offset, self._last_offset + 1)
+        self._open.clear()
+        self._count = 0
+        self._first_offset = self._last_offset = self._first_ts = None
+        self.write_pending()
+
+    def write_pending(self) -> None:
+        """Write the closed batch's remaining objects (raises what the upload raised)."""
+        batch = self._pending
+        if batch is None:
+            return
+        meta = {META_BATCH_START: str(batch.start_offset), META_BATCH_END: str(batch.end_offset)}
+        while batch.written < len(batch.objects):
+            key, data, records = batch.objects[batch.written]
+            self._upload(key, data, {**meta, META_RECORDS: str(records)})
+            batch.written += 1
+            self.objects_written += 1
+            self.bytes_written += len(data)
+        self._pending = None
+        self.committed_offset = batch.end_offset
+        log.debug("%s: committed up to offset %d", self.tp, batch.end_offset)
+
+    def discard(self) -> None:
+        """Drop everything not written (the partition is closed)."""
+        self._open.clear()
+        self._pending = None
+        self._count = 0

@@ -1,0 +1,237 @@
+"""S3Sink: write topics to S3 objects, exactly once, with Confluent's keys and object layout.
+
+Objects are named ``<topics.dir>/<topic>/<encoded partition>/<topic>+<partition>+<start>.<ext>``
+(e.g. ``topics/orders/partition=0/orders+0+0000000000.json``); formats JSON
+lines, bytearray and Parquet; partitioners default, field and time-based (see
+:mod:`connectors.s3`).
+
+Exactly-once: the sink stores nothing but its objects. On ``open`` a task
+lists each assigned partition's objects, finds where the last complete batch
+ends (:mod:`connectors.s3.recovery`) and seeks there; ``pre_commit`` returns
+only offsets whose records are in S3. Records buffered when the task dies are
+read again and land in the same object names, so a restart never leaves a
+record twice in S3, as long as object boundaries depend only on the records:
+``flush.size``, ``rotate.interval.ms`` (record time) and any partitioner but
+the Wallclock extractor. ``rotate.schedule.interval.ms`` and Wallclock cut
+objects by the wall clock: a restart may then write records again in objects
+of other names (at-least-once), as with Confluent's sink.
+
+``put`` checks a whole batch (format, partitioner, nulls) before taking any of
+it, so a DataError leaves nothing half-buffered; an S3 failure while writing
+raises RetriableError (transient) or ConnectError (credentials, bucket gone).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from connectors.api import (
+    ConfigError,
+    ConnectError,
+    DataError,
+    RetriableError,
+    SinkConnector,
+    SinkRecord,
+    SinkTask,
+    TopicPartition,
+)
+from connectors.s3.client import build_client, describe_failure, is_transient, probe
+from connectors.s3.formats import ObjectFormat, make_format
+from connectors.s3.naming import topic_prefix
+from connectors.s3.partitioners import Partitioner
+from connectors.s3.recovery import committed_end
+from connectors.s3.sink_config import S3SinkConfig
+from connectors.s3.upload import put_object
+from connectors.s3.writer import Encoded, PartitionWriter, RotationPolicy
+
+log = logging.getLogger(__name__)
+
+
+class S3SinkConnector(SinkConnector):
+    """Writes the records of its topics to S3 objects (Confluent's S3 sink keys and layout)."""
+
+    config_model = S3SinkConfig
+    aliases = ("S3Sink", "S3SinkConnector", "io.confluent.connect.s3.S3SinkConnector")
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._props: dict[str, str] = {}
+
+    def start(self, props: Mapping[str, str]) -> None:
+        S3SinkConfig.from_props(props)
+        self._props = dict(props)
+
+    @classmethod
+    def task_class(cls) -> type:
+        return S3SinkTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self._props) for _ in range(max_tasks)]
+
+    def check(self, props: Mapping[str, str]) -> list[str]:
+        try:
+            config = S3SinkConfig.from_props(props)
+        except ConfigError as exc:
+            return [str(exc)]
+        return probe(build_client(config), config)
+
+
+class S3SinkTask(SinkTask):
+    """Buffers records per Kafka partition and writes them as S3 objects."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._writers: dict[TopicPartition, PartitionWriter] = {}
+        self._lock = threading.Lock()  # guards _writers for details()
+
+    def start(self, props: Mapping[str, str]) -> None:
+        config = S3SinkConfig.from_props(props)
+        self._config = config
+        self._client = build_client(config)
+        problems = probe(self._client, config)
+        if problems:
+            raise ConnectError("; ".join(problems))
+        self._format: ObjectFormat = make_format(
+            config.format_class, bytearray_separator=config.separator_bytes()
+        )
+        self._partitioner: Partitioner = config.build_partitioner()
+        self._policy = RotationPolicy(
+            config.flush_size, config.rotate_interval_ms, config.rotate_schedule_interval_ms
+        )
+        if not self._partitioner.deterministic or config.rotate_schedule_interval_ms >= 0:
+            log.warning(
+                "S3 sink: wall-clock rotation or the Wallclock extractor is on: object "
+                "boundaries depend on timing, so delivery is at-least-once, not exactly-once"
+            )
+
+    # -- partitions -------------------------------------------------------------------
+
+    def open(self, partitions: Sequence[TopicPartition]) -> None:
+        seeks: dict[TopicPartition, int] = {}
+        for tp in partitions:
+            end = self._s3_call(lambda tp=tp: self._find_end(tp))  # type: ignore[misc]
+            writer = self._new_writer(tp, end)
+            with self._lock:
+                self._writers[tp] = writer
+            if end is not None:
+                seeks[tp] = end
+        if seeks and self.context is not None:
+            log.info("S3 sink: resuming after the objects in S3 at %s", seeks)
+            self.context.offset(seeks)
+
+    def _find_end(self, tp: TopicPartition) -> int | None:
+        config = self._config
+        prefix = topic_prefix(config.topics_dir, tp.topic)
+        if config.partitioner_class == "default":
+            prefix += f"partition={tp.partition}/"
+        return committed_end(
+            self._client, config.s3_bucket_name, prefix, tp.topic, tp.partition, self._format
+        )
+
+    def _new_writer(self, tp: TopicPartition, start_offset: int | None) -> PartitionWriter:
+        config = self._config
+
+        def upload(key: str, data: bytes, metadata: dict[str, str]) -> None:
+            put_object(
+                self._client, config.s3_bucket_name, key, data, config.s3_part_size, metadata
+            )
+
+        return PartitionWriter(
+            tp, self._format, config.topics_dir, self._policy, upload, start_offset
+        )
+
+    def close(self, partitions: Sequence[TopicPartition]) -> None:
+        with self._lock:
+            for tp in partitions:
+                writer = self._writers.pop(tp, None)
+                if writer is not None:
+                    writer.discard()
+
+    # -- records ----------------------------------------------------------------------
+
+    def put(self, records: Sequence[SinkRecord]) -> None:
+        checked = [self._check(record) for record in records]  # DataError: nothing taken
+        self._s3_call(lambda: self._take(checked))
+
+    def _check(self, record: SinkRecord) -> Encoded:
+        value = record.value
+        if value is None:
+            behaviour = self._config.behavior_on_null_values
+            if behaviour == "fail":
+                raise DataError(
+                    f"record {record.topic}-{record.partition}@{record.kafka_offset}: null value "
+                    "(set behavior.on.null.values=ignore or write to accept tombstones)"
+                )
+            if behaviour == "ignore":
+                return Encoded(record, "", None, None)
+            payload = self._format.encode_null(record)
+            return Encoded(record, self._partitioner.encode(record), payload, record.timestamp)
+        payload = self._format.encode(record)
+        encoded_partition = self._partitioner.encode(record)
+        timestamp = (
+            self._partitioner.timestamp_ms(record) if self._policy.rotate_interval_ms >= 0 else None
+        )
+        return Encoded(record, encoded_partition, payload, timestamp)
+
+    def _take(self, checked: list[Encoded]) -> None:
+        writers = self._writers
+        for item in checked:
+            record = item.record
+            tp = TopicPartition(record.topic, record.partition or 0)
+            writer = writers.get(tp)
+            if writer is None:  # not opened (should not happen): start from what S3 holds
+                writer = self._new_writer(tp, self._find_end(tp))
+                with self._lock:
+                    writers[tp] = writer
+            writer.add(item)
+        self._rotate_scheduled()
+
+    def _rotate_scheduled(self) -> None:
+        for writer in list(self._writers.values()):
+            writer.write_pending()
+            if writer.schedule_due():
+                writer.rotate()
+
+    def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
+        self._s3_call(self._rotate_scheduled)
+        return {
+            tp: writer.committed_offset
+            for tp, writer in self._writers.items()
+            if writer.committed_offset is not None
+        }
+
+    def _s3_call(self, action: Any) -> Any:
+        """Run ``action``; S3 failures become RetriableError or ConnectError with a clear text."""
+        try:
+            return action()
+        except (BotoCoreError, ClientError) as exc:
+            message = describe_failure(exc, self._config)
+            if is_transient(exc):
+                raise RetriableError(message) from exc
+            raise ConnectError(message) from exc
+
+    def stop(self) -> None:
+        with self._lock:
+            for writer in self._writers.values():
+                writer.discard()
+            self._writers.clear()
+
+    def details(self) -> dict[str, Any]:
+        with self._lock:
+            writers = list(self._writers.values())
+        return {
+            "objects_written": sum(w.objects_written for w in writers),
+            "bytes_written": sum(w.bytes_written for w in writers),
+            "partitions": {
+                f"{w.tp.topic}-{w.tp.partition}": {
+                    "committed_offset": w.committed_offset,
+                    "buffered_records": w.buffered,
+                }
+                for w in writers
+            },
+        }
