@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from connectors.api import hookimpl
+from connectors.source.postgres_cdc.connector import PostgresCdcConnector
 
 
 @hookimpl
 def sluice_connectors() -> list[type]:
-    """PostgresCdcSource (filled in by the CDC work)."""
-    return []
+    """PostgresCdcSource (Debezium's io.debezium.connector.postgresql.PostgresConnector)."""
+    return [PostgresCdcConnector]

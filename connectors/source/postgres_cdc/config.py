@@ -1,0 +1,141 @@
+"""The PostgreSQL CDC source's keys: Debezium's names, defaults and behaviour."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+from typing import Literal
+
+from pydantic import Field, SecretStr, field_validator, model_validator
+
+from connectors.api import PluginConfig
+
+SnapshotMode = Literal["initial", "no_data", "initial_only", "always", "when_needed"]
+AutocreateMode = Literal["all_tables", "disabled", "filtered", "no_tables"]
+OPERATIONS = {"c", "u", "d", "t"}
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+class PostgresCdcConfig(PluginConfig):
+    """Debezium PostgreSQL connector keys (``database.*``, ``slot.*``, ``snapshot.mode``, ...)."""
+
+    hostname: str = Field(alias="database.hostname", min_length=1, description="Server host.")
+    port: int = Field(5432, alias="database.port", ge=1, le=65535, description="Server port.")
+    user: str = Field(alias="database.user", min_length=1, description="Role to connect as "
+                      "(needs REPLICATION, and SELECT on the captured tables).")
+    password: SecretStr = Field(SecretStr(""), alias="database.password",
+                                description="Password of database.user.")
+    dbname: str = Field(alias="database.dbname", min_length=1,
+                        description="The database to capture.")
+    plugin_name: str = Field("pgoutput", alias="plugin.name",
+                             description="Logical decoding plugin; only pgoutput is supported.")
+    slot_name: str = Field("debezium", alias="slot.name", pattern=r"^[a-z0-9_]{1,63}$",
+                           description="Replication slot to create or reuse (lower case, "
+                           "digits, underscores).")
+    slot_drop_on_stop: bool = Field(False, alias="slot.drop.on.stop",
+                                    description="Drop the slot when the task stops (tests only: "
+                                    "changes made while stopped are then lost).")
+    publication_name: str = Field("dbz_publication", alias="publication.name", min_length=1,
+                                  description="Publication the slot streams.")
+    publication_autocreate_mode: AutocreateMode = Field(
+        "all_tables", alias="publication.autocreate.mode",
+        description="all_tables: create it FOR ALL TABLES if missing; filtered: create or "
+        "update it for the included tables; no_tables: create it empty; disabled: it must exist.")
+    snapshot_mode: SnapshotMode = Field(
+        "initial", alias="snapshot.mode",
+        description="initial: snapshot when no offset exists, then stream; always: snapshot "
+        "on every start; initial_only: snapshot, no streaming; no_data: stream only; "
+        "when_needed: snapshot when no offset exists or the slot is gone.")
+    table_include_list: str = Field("", alias="table.include.list",
+                                    description="Comma-separated regexes matched against the "
+                                    "whole schema.table name: only those tables are captured.")
+    table_exclude_list: str = Field("", alias="table.exclude.list",
+                                    description="Comma-separated regexes of schema.table names "
+                                    "not to capture.")
+    topic_prefix: str = Field(alias="topic.prefix", pattern=r"^[A-Za-z0-9._-]+$",
+                              description="Prefix of every topic (<prefix>.<schema>.<table>) "
+                              "and the logical server name in source.name.")
+    heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0,
+                                       description="Emit a heartbeat record to "
+                                       "__debezium-heartbeat.<prefix> this often so the slot's "
+                                       "confirmed position moves on a quiet database; 0: never.")
+    heartbeat_action_query: str = Field("", alias="heartbeat.action.query",
+                                        description="SQL run at each heartbeat (e.g. an "
+                                        "update of a heartbeat table) to make WAL in this "
+                                        "database.")
+    tombstones_on_delete: bool = Field(True, alias="tombstones.on.delete",
+                                       description="Follow each delete event with a tombstone "
+                                       "(same key, null value) for log compaction.")
+    decimal_handling_mode: Literal["precise", "double", "string"] = Field(
+        "precise", alias="decimal.handling.mode",
+        description="numeric columns as Connect Decimal (precise), double or string.")
+    skipped_operations: str = Field("t", alias="skipped.operations",
+                                    description="Comma-separated ops not to emit: c, u, d, t; "
+                                    "'none' emits all (Debezium's default skips t).")
+    snapshot_fetch_size: int = Field(10240, alias="snapshot.fetch.size", ge=1, le=1_000_000,
+                                     description="Rows fetched per round trip while "
+                                     "snapshotting (bounds memory).")
+    max_batch_size: int = Field(2048, alias="max.batch.size", ge=1, le=100_000,
+                                description="Maximum records returned by one poll.")
+    poll_interval_ms: int = Field(500, alias="poll.interval.ms", ge=1, le=60_000,
+                                  description="How long a poll waits for changes before "
+                                  "returning what it has.")
+    status_update_interval_ms: int = Field(10000, alias="status.update.interval.ms", ge=100,
+                                           description="How often the confirmed position is "
+                                           "reported to the server when nothing else is sent.")
+
+    @field_validator("plugin_name")
+    @classmethod
+    def _only_pgoutput(cls, value: str) -> str:
+        if value != "pgoutput":
+            raise ValueError(
+                f"{value!r} is not supported: only pgoutput (built into PostgreSQL 10+) is; "
+                "decoderbufs and wal2json are not"
+            )
+        return value
+
+    @field_validator("table_include_list", "table_exclude_list")
+    @classmethod
+    def _regexes(cls, value: str) -> str:
+        for pattern in _split(value):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"bad regex {pattern!r}: {exc}") from None
+        return value
+
+    @field_validator("skipped_operations")
+    @classmethod
+    def _operations(cls, value: str) -> str:
+        ops = set(_split(value)) - {"none"}
+        unknown = ops - OPERATIONS
+        if unknown:
+            raise ValueError(f"unknown operations {sorted(unknown)}; use c, u, d, t or none")
+        return value
+
+    @model_validator(mode="after")
+    def _one_table_list(self) -> PostgresCdcConfig:
+        if self.table_include_list and self.table_exclude_list:
+            raise ValueError("table.include.list and table.exclude.list cannot both be set")
+        return self
+
+    @cached_property
+    def include_patterns(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in _split(self.table_include_list)]
+
+    @cached_property
+    def exclude_patterns(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in _split(self.table_exclude_list)]
+
+    @cached_property
+    def skipped(self) -> frozenset[str]:
+        return frozenset(_split(self.skipped_operations)) - {"none"}
+
+    def captures(self, qualified_name: str) -> bool:
+        """Whether ``schema.table`` passes the include/exclude lists (anchored regexes)."""
+        if self.include_patterns:
+            return any(p.fullmatch(qualified_name) for p in self.include_patterns)
+        return not any(p.fullmatch(qualified_name) for p in self.exclude_patterns)

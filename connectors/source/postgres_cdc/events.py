@@ -1,0 +1,117 @@
+"""Debezium change events as SourceRecords: envelope, source block, key, offsets.
+
+Offsets (partition ``{"server": <topic.prefix>}``) follow Debezium's names::
+
+    streaming  {"lsn", "txId", "ts_usec", "lsn_commit", "lsn_proc", "seq"}
+    snapshot   {"lsn", "txId", "ts_usec", "snapshot": true, "last_snapshot_record"}
+
+``lsn_commit`` is the commit LSN of the event's transaction (pgoutput's Begin
+``final_lsn``) and ``seq`` the index of the record within that transaction's
+records; ``(lsn_commit, seq)`` orders every streamed record, which is how a
+restarted task skips what was already delivered (see :mod:`.task`).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from connectors.api import Schema, SchemaType, SourceRecord, struct
+from connectors.source.postgres_cdc.tables import CONNECTOR_VERSION, Table
+
+HEARTBEAT_KEY_SCHEMA = struct(
+    ("serverName", Schema(SchemaType.STRING)), name="io.debezium.connector.common.ServerNameKey"
+)
+HEARTBEAT_VALUE_SCHEMA = struct(
+    ("ts_ms", Schema(SchemaType.INT64)), name="io.debezium.connector.common.Heartbeat"
+)
+
+
+class EventFactory:
+    """Makes the records of one connector (its prefix and database are fixed)."""
+
+    def __init__(self, prefix: str, dbname: str, *, tombstones: bool) -> None:
+        self.prefix = prefix
+        self.dbname = dbname
+        self.tombstones = tombstones
+        self.partition = {"server": prefix}
+        self.heartbeat_topic = f"__debezium-heartbeat.{prefix}"
+        self._heartbeat_key = {"serverName": prefix}
+
+    def source(
+        self,
+        table: Table,
+        *,
+        ts_ms: int,
+        snapshot: str,
+        tx_id: int | None,
+        lsn: int | None,
+        sequence: str | None,
+    ) -> dict[str, Any]:
+        return {
+            "version": CONNECTOR_VERSION,
+            "connector": "postgresql",
+            "name": self.prefix,
+            "ts_ms": ts_ms,
+            "snapshot": snapshot,
+            "db": self.dbname,
+            "sequence": sequence,
+            "schema": table.schema_name,
+            "table": table.table_name,
+            "txId": tx_id,
+            "lsn": lsn,
+            "xmin": None,
+        }
+
+    def change(
+        self,
+        table: Table,
+        op: str,
+        key: dict[str, Any] | None,
+        before: dict[str, Any] | None,
+        after: dict[str, Any] | None,
+        source: dict[str, Any],
+        offset: dict[str, Any],
+    ) -> SourceRecord:
+        """One change event (op c, u, d, r or t)."""
+        value = {
+            "before": before,
+            "after": after,
+            "source": source,
+            "op": op,
+            "ts_ms": time.time_ns() // 1_000_000,
+            "transaction": None,
+        }
+        return SourceRecord(
+            topic=table.topic,
+            key=key,
+            key_schema=table.key_schema if key is not None else None,
+            value=value,
+            value_schema=table.envelope_schema,
+            source_partition=self.partition,
+            source_offset=offset,
+        )
+
+    def tombstone(self, table: Table, key: dict[str, Any], offset: dict[str, Any]) -> SourceRecord:
+        """The null-valued record after a delete, so compaction can drop the key."""
+        return SourceRecord(
+            topic=table.topic,
+            key=key,
+            key_schema=table.key_schema,
+            value=None,
+            value_schema=None,
+            source_partition=self.partition,
+            source_offset=offset,
+        )
+
+    def heartbeat(self, offset: dict[str, Any]) -> SourceRecord:
+        """A record on ``__debezium-heartbeat.<prefix>`` carrying the latest safe offset."""
+        return SourceRecord(
+            topic=self.heartbeat_topic,
+            key=self._heartbeat_key,
+            key_schema=HEARTBEAT_KEY_SCHEMA,
+            value={"ts_ms": time.time_ns() // 1_000_000},
+            value_schema=HEARTBEAT_VALUE_SCHEMA,
+            source_partition=self.partition,
+            source_offset=offset,
+        )

@@ -1,0 +1,151 @@
+"""A captured table's shape and its Debezium schemas (Key, Value, Envelope).
+
+One :class:`Table` per table version: made from the catalog (for the
+snapshot) or from a pgoutput Relation message plus the catalog's primary key
+and NOT NULL flags (while streaming; a new Relation message after ALTER TABLE
+makes a new Table, so the next events carry the new schema). Schemas are built
+once per Table and shared by its records, so converters can cache their text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connectors.api import Schema, SchemaType, struct
+from connectors.api.schema import OPTIONAL_INT64, OPTIONAL_STRING
+from connectors.source.postgres_cdc.pgoutput import UNCHANGED_TOAST
+from connectors.source.postgres_cdc.values import Parser, column_type
+
+UNAVAILABLE = "__debezium_unavailable_value"
+CONNECTOR_VERSION = "2.7.0.Final"
+
+SOURCE_SCHEMA = struct(
+    ("version", Schema(SchemaType.STRING)),
+    ("connector", Schema(SchemaType.STRING)),
+    ("name", Schema(SchemaType.STRING)),
+    ("ts_ms", Schema(SchemaType.INT64)),
+    ("snapshot", Schema(
+        SchemaType.STRING, optional=True, name="io.debezium.data.Enum", version=1,
+        default="false", parameters={"allowed": "true,first,first_in_data_collection,"
+                                     "last_in_data_collection,last,false,incremental"},
+    )),
+    ("db", Schema(SchemaType.STRING)),
+    ("sequence", OPTIONAL_STRING),
+    ("schema", Schema(SchemaType.STRING)),
+    ("table", Schema(SchemaType.STRING)),
+    ("txId", OPTIONAL_INT64),
+    ("lsn", OPTIONAL_INT64),
+    ("xmin", OPTIONAL_INT64),
+    name="io.debezium.connector.postgresql.Source",
+)
+TRANSACTION_SCHEMA = Schema(
+    SchemaType.STRUCT,
+    optional=True,
+    name="event.block",
+    version=1,
+    fields=struct(
+        ("id", Schema(SchemaType.STRING)),
+        ("total_order", Schema(SchemaType.INT64)),
+        ("data_collection_order", Schema(SchemaType.INT64)),
+    ).fields,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column as the connector sees it."""
+
+    name: str
+    type_oid: int
+    typmod: int
+    optional: bool
+
+
+class Table:
+    """A table version: its columns, key columns, replica identity and record schemas."""
+
+    def __init__(
+        self,
+        prefix: str,
+        schema_name: str,
+        table_name: str,
+        columns: Sequence[Column],
+        key_columns: Sequence[str],
+        replica_identity: str,
+        decimal_mode: str,
+    ) -> None:
+        self.schema_name = schema_name
+        self.table_name = table_name
+        self.qualified_name = f"{schema_name}.{table_name}"
+        self.topic = f"{prefix}.{schema_name}.{table_name}"
+        self.columns = tuple(columns)
+        self.names = tuple(c.name for c in columns)
+        self.replica_identity = replica_identity
+        fields: list[tuple[str, Schema]] = []
+        parsers: list[Parser] = []
+        placeholders: list[Any] = []
+        for column in columns:
+            schema, parser = column_type(column.type_oid, column.typmod, decimal_mode)
+            fields.append((column.name, schema.as_optional() if column.optional else schema))
+            parsers.append(parser)
+            placeholders.append(_placeholder(schema))
+        self.parsers = tuple(parsers)
+        self._placeholders = tuple(placeholders)
+        self.value_schema = struct(*fields, name=f"{self.topic}.Value", optional=True)
+        self.key_indexes = tuple(self.names.index(k) for k in key_columns if k in self.names)
+        self.key_names = tuple(self.names[i] for i in self.key_indexes)
+        self.key_schema: Schema | None = (
+            struct(*(fields[i] for i in self.key_indexes), name=f"{self.topic}.Key")
+            if self.key_indexes
+            else None
+        )
+        self.envelope_schema = Schema(
+            SchemaType.STRUCT,
+            name=f"{self.topic}.Envelope",
+            version=1,
+            fields=struct(
+                ("before", self.value_schema),
+                ("after", self.value_schema),
+                ("source", SOURCE_SCHEMA),
+                ("op", Schema(SchemaType.STRING)),
+                ("ts_ms", OPTIONAL_INT64),
+                ("transaction", TRANSACTION_SCHEMA),
+            ).fields,
+        )
+
+    def row(self, values: Sequence[Any]) -> dict[str, Any]:
+        """Connect data of a row from its text values (None, or unchanged-TOAST markers)."""
+        row = {}
+        for name, parser, value, placeholder in zip(
+            self.names, self.parsers, values, self._placeholders, strict=True
+        ):
+            if value is None:
+                row[name] = None
+            elif value is UNCHANGED_TOAST:
+                row[name] = placeholder
+            else:
+                row[name] = parser(value)
+        return row
+
+    def key(self, row: dict[str, Any]) -> dict[str, Any] | None:
+        """The key struct of a row (None for a table without a primary key)."""
+        if not self.key_indexes:
+            return None
+        return {name: row[name] for name in self.key_names}
+
+    def same_shape(self, other: Table) -> bool:
+        return self.columns == other.columns and self.key_names == other.key_names
+
+
+def _placeholder(schema: Schema) -> Any:
+    """Debezium's stand-in for an unchanged TOASTed value of this type."""
+    if schema.type is SchemaType.STRING:
+        return UNAVAILABLE
+    if schema.type is SchemaType.BYTES and schema.name is None:
+        return UNAVAILABLE.encode()
+    element = schema.value_schema
+    if schema.type is SchemaType.ARRAY and element and element.type is SchemaType.STRING:
+        return [UNAVAILABLE]
+    return None

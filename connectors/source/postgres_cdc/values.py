@@ -1,0 +1,259 @@
+"""PostgreSQL column types -> Debezium's Connect schemas, and text values -> Connect data.
+
+pgoutput sends column values in PostgreSQL's text output format; the snapshot
+reads ``col::text`` so both paths share these parsers. Both connections run
+with ``TimeZone=UTC``, ``DateStyle=ISO`` and ``extra_float_digits=3`` (see
+:mod:`.connections`), which fixes the formats parsed here.
+
+Mapping (Debezium's defaults)::
+
+    int2/int4/int8/oid      int16/int32/int64/int64
+    float4/float8           float/double
+    numeric(p,s)            org.apache.kafka.connect.data.Decimal bytes (scale, precision
+                            parameters; value decimal.Decimal)     decimal.handling.mode=precise
+    numeric (no typmod)     io.debezium.data.VariableScaleDecimal struct {scale, value}
+                            double / string with decimal.handling.mode=double|string
+    bool                    boolean
+    text/varchar/char/name  string
+    bytea                   bytes
+    timestamp               io.debezium.time.MicroTimestamp int64 (µs since the epoch)
+    timestamptz             io.debezium.time.ZonedTimestamp string (ISO-8601, UTC, ``Z``)
+    date                    io.debezium.time.Date int32 (days since the epoch)
+    time                    io.debezium.time.MicroTime int64 (µs since midnight)
+    timetz                  io.debezium.time.ZonedTime string
+    uuid                    io.debezium.data.Uuid string
+    json/jsonb              io.debezium.data.Json string
+    <t>[]                   array of <t> (optional elements)
+    anything else           string (the text form)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from connectors.api import DataError, Schema, SchemaType, struct
+
+Parser = Callable[[str], Any]
+
+DECIMAL = "org.apache.kafka.connect.data.Decimal"
+VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
+MICRO_TIMESTAMP = "io.debezium.time.MicroTimestamp"
+ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
+DATE = "io.debezium.time.Date"
+MICRO_TIME = "io.debezium.time.MicroTime"
+ZONED_TIME = "io.debezium.time.ZonedTime"
+UUID = "io.debezium.data.Uuid"
+JSON = "io.debezium.data.Json"
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_EPOCH_DATE = dt.date(1970, 1, 1)
+_INT64_MAX = (1 << 63) - 1
+_INT64_MIN = -(1 << 63)
+
+# element type OID of each array type OID we know
+ARRAY_ELEMENTS = {
+    1000: 16, 1001: 17, 1002: 18, 1003: 19, 1005: 21, 1007: 23, 1016: 20, 1028: 26,
+    1021: 700, 1022: 701, 1231: 1700, 1009: 25, 1015: 1043, 1014: 1042, 1115: 1114,
+    1185: 1184, 1182: 1082, 1183: 1083, 1270: 1266, 2951: 2950, 199: 114, 3807: 3802,
+}
+
+
+def _bool(text: str) -> bool:
+    return text == "t" or text == "true"  # output function vs the ::text cast
+
+
+def _bytea(text: str) -> bytes:
+    if text.startswith("\\x"):
+        return bytes.fromhex(text[2:])
+    raise DataError(f"bytea value not in hex format: {text[:20]!r}")
+
+
+def _timestamp_us(text: str) -> int:
+    if text == "infinity":
+        return _INT64_MAX
+    if text == "-infinity":
+        return _INT64_MIN
+    delta = dt.datetime.fromisoformat(text) - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _zoned_timestamp(text: str) -> str:
+    if text in ("infinity", "-infinity"):
+        return text
+    value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
+    return _iso(value.strftime("%Y-%m-%dT%H:%M:%S"), value.microsecond) + "Z"
+
+
+def _iso(base: str, micros: int) -> str:
+    if not micros:
+        return base
+    return base + "." + f"{micros:06d}".rstrip("0")
+
+
+def _date_days(text: str) -> int:
+    if text == "infinity":
+        return 2_147_483_647
+    if text == "-infinity":
+        return -2_147_483_648
+    return (dt.date.fromisoformat(text) - _EPOCH_DATE).days
+
+
+def _time_us(text: str) -> int:
+    if text.startswith("24:00:00"):
+        return 86_400_000_000
+    value = dt.time.fromisoformat(text)
+    return ((value.hour * 60 + value.minute) * 60 + value.second) * 1_000_000 + value.microsecond
+
+
+def _zoned_time(text: str) -> str:
+    cut = max(text.rfind("+"), text.rfind("-"))
+    clock, offset = text[:cut], text[cut:]
+    if len(offset) == 3:
+        offset += ":00"
+    utc = dt.datetime.fromisoformat(f"2000-01-01T{clock}{offset}").astimezone(dt.UTC)
+    return _iso(utc.strftime("%H:%M:%S"), utc.microsecond) + "Z"
+
+
+def _decimal(text: str) -> Decimal | None:
+    try:
+        value = Decimal(text)
+    except InvalidOperation:
+        raise DataError(f"not a numeric value: {text[:40]!r}") from None
+    return value if value.is_finite() else None  # NaN/Infinity: Debezium writes null
+
+
+def _variable_decimal(text: str) -> dict[str, Any] | None:
+    value = _decimal(text)
+    if value is None:
+        return None
+    sign, digits, exponent = value.as_tuple()
+    assert isinstance(exponent, int)
+    unscaled = int("".join(map(str, digits)) or "0") * (-1 if sign else 1)
+    scale = -exponent
+    if scale < 0:
+        unscaled *= 10 ** (-scale)
+        scale = 0
+    return {"scale": scale, "value": _twos_complement(unscaled)}
+
+
+def _twos_complement(number: int) -> bytes:
+    length = max(1, (number.bit_length() + 8) // 8)
+    return number.to_bytes(length, "big", signed=True)
+
+
+def _double_decimal(text: str) -> float:
+    return float(text)
+
+
+def _named(kind: SchemaType, name: str, **params: str) -> Schema:
+    return Schema(kind, name=name, version=1, parameters=params or None)
+
+
+_SIMPLE: dict[int, tuple[Schema, Parser]] = {
+    16: (Schema(SchemaType.BOOLEAN), _bool),
+    17: (Schema(SchemaType.BYTES), _bytea),
+    20: (Schema(SchemaType.INT64), int),
+    21: (Schema(SchemaType.INT16), int),
+    23: (Schema(SchemaType.INT32), int),
+    26: (Schema(SchemaType.INT64), int),
+    700: (Schema(SchemaType.FLOAT32), float),
+    701: (Schema(SchemaType.FLOAT64), float),
+    1114: (_named(SchemaType.INT64, MICRO_TIMESTAMP), _timestamp_us),
+    1184: (_named(SchemaType.STRING, ZONED_TIMESTAMP), _zoned_timestamp),
+    1082: (_named(SchemaType.INT32, DATE), _date_days),
+    1083: (_named(SchemaType.INT64, MICRO_TIME), _time_us),
+    1266: (_named(SchemaType.STRING, ZONED_TIME), _zoned_time),
+    2950: (_named(SchemaType.STRING, UUID), str),
+    114: (_named(SchemaType.STRING, JSON), str),
+    3802: (_named(SchemaType.STRING, JSON), str),
+}
+_STRING = (Schema(SchemaType.STRING), str)
+_VARIABLE_DECIMAL_SCHEMA = struct(
+    ("scale", Schema(SchemaType.INT32)),
+    ("value", Schema(SchemaType.BYTES)),
+    name=VARIABLE_SCALE_DECIMAL,
+)
+
+
+def column_type(
+    type_oid: int, typmod: int, decimal_mode: str = "precise"
+) -> tuple[Schema, Parser]:
+    """The (required) Connect schema of a column and the parser of its text values."""
+    element = ARRAY_ELEMENTS.get(type_oid)
+    if element is not None:
+        element_schema, element_parser = column_type(element, -1, decimal_mode)
+        return (
+            Schema(SchemaType.ARRAY, value_schema=element_schema.as_optional()),
+            _array_parser(element_parser),
+        )
+    if type_oid == 1700:
+        return _numeric(typmod, decimal_mode)
+    return _SIMPLE.get(type_oid, _STRING)
+
+
+def _numeric(typmod: int, mode: str) -> tuple[Schema, Parser]:
+    if mode == "double":
+        return Schema(SchemaType.FLOAT64), _double_decimal
+    if mode == "string":
+        return Schema(SchemaType.STRING), str
+    if typmod < 4:  # unconstrained numeric: scale varies per value
+        return _VARIABLE_DECIMAL_SCHEMA, _variable_decimal
+    precision = ((typmod - 4) >> 16) & 0xFFFF
+    scale = (typmod - 4) & 0xFFFF
+    schema = _named(
+        SchemaType.BYTES, DECIMAL, scale=str(scale), **{"connect.decimal.precision": str(precision)}
+    )
+    return schema, _decimal
+
+
+def _array_parser(element: Parser) -> Parser:
+    def parse(text: str) -> list[Any]:
+        return [None if item is None else element(item) for item in parse_array(text)]
+
+    return parse
+
+
+def parse_array(text: str) -> list[str | None]:
+    """The elements of a one-dimensional array literal (``{1,"a b",NULL}``) as text."""
+    if text.startswith("["):  # explicit bounds: "[0:1]={...}"
+        text = text[text.index("=") + 1 :]
+    if len(text) < 2 or text[0] != "{" or text[-1] != "}":
+        raise DataError(f"not an array literal: {text[:40]!r}")
+    body = text[1:-1]
+    items: list[str | None] = []
+    if not body:
+        return items
+    pos, end = 0, len(body)
+    while pos <= end:
+        if pos < end and body[pos] == '"':
+            chars = []
+            pos += 1
+            while body[pos] != '"':
+                if body[pos] == "\\":
+                    pos += 1
+                chars.append(body[pos])
+                pos += 1
+            items.append("".join(chars))
+            pos += 2  # closing quote and comma
+            continue
+        comma = _next_comma(body, pos)
+        raw = body[pos:comma]
+        items.append(None if raw == "NULL" else raw)
+        pos = comma + 1
+    return items
+
+
+def _next_comma(body: str, pos: int) -> int:
+    depth = 0
+    for index in range(pos, len(body)):
+        char = body[index]
+        if char == "{":
+            depth += 1
+        elif char == "}":
+            depth -= 1
+        elif char == "," and depth == 0:
+            return index
+    return len(body)

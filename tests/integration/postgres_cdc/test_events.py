@@ -1,0 +1,219 @@
+"""Change events look like Debezium's: topics, keys, envelopes, source blocks, encodings."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+import psycopg
+
+from connectors.api import SchemaType
+from tests.integration.postgres_cdc.conftest import TaskHarness
+
+ALL_TYPES = """
+CREATE TABLE public.everything (
+    id int8 PRIMARY KEY,
+    small int2 NOT NULL,
+    medium int4,
+    price numeric(10, 2),
+    free numeric,
+    label text,
+    code varchar(8),
+    flag boolean,
+    happened timestamp,
+    happened_tz timestamptz,
+    day date,
+    clock time,
+    ident uuid,
+    doc jsonb,
+    raw bytea,
+    tags text[],
+    counts int4[],
+    ratio float8
+)
+"""
+ROW = """
+INSERT INTO public.everything VALUES (
+    1, 7, 70000, 1234.50, 3.14159, 'hello', 'abc', true,
+    '2024-03-01 12:34:56.789', '2024-03-01 12:34:56.5+02', '2024-03-01', '01:02:03.25',
+    'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{"k": [1, 2]}', '\\x00ff10',
+    '{"a b","c",NULL}', '{1,2,3}', 0.25
+)
+"""
+ENVELOPE_FIELDS = ["before", "after", "source", "op", "ts_ms", "transaction"]
+SOURCE_FIELDS = [
+    "version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "schema",
+    "table", "txId", "lsn", "xmin",
+]
+
+
+def _field_names(schema: object) -> list[str]:
+    return [f.name for f in schema.fields]  # type: ignore[attr-defined]
+
+
+def test_snapshot_insert_update_delete_truncate_events(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness], pg_database: str
+) -> None:
+    db.execute(ALL_TYPES)
+    db.execute(ROW)
+    h = harness(**{"skipped.operations": "none"})
+    snapshot = h.poll_until(lambda rs: len(rs) >= 1)[0]
+
+    assert snapshot.topic == "srv.public.everything"
+    assert snapshot.key == {"id": 1}
+    assert snapshot.key_schema is not None
+    assert snapshot.key_schema.name == "srv.public.everything.Key"
+    envelope = snapshot.value_schema
+    assert envelope is not None and envelope.name == "srv.public.everything.Envelope"
+    assert _field_names(envelope) == ENVELOPE_FIELDS
+    value = snapshot.value
+    assert list(value) == ENVELOPE_FIELDS
+    assert value["op"] == "r" and value["before"] is None and value["transaction"] is None
+    source = value["source"]
+    assert list(source) == SOURCE_FIELDS
+    assert _field_names(envelope.field("source").schema) == SOURCE_FIELDS
+    assert envelope.field("source").schema.name == "io.debezium.connector.postgresql.Source"
+    assert source["connector"] == "postgresql" and source["name"] == "srv"
+    assert source["db"] == pg_database and source["schema"] == "public"
+    assert source["table"] == "everything" and source["snapshot"] == "last"
+    assert isinstance(source["lsn"], int) and isinstance(source["txId"], int)
+
+    after = value["after"]
+    assert after == {
+        "id": 1, "small": 7, "medium": 70000, "price": Decimal("1234.50"),
+        "free": {"scale": 5, "value": (314159).to_bytes(3, "big", signed=True)},
+        "label": "hello", "code": "abc", "flag": True,
+        "happened": 1709296496789000, "happened_tz": "2024-03-01T10:34:56.5Z",
+        "day": 19783, "clock": 3723250000,
+        "ident": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "doc": '{"k": [1, 2]}',
+        "raw": b"\x00\xff\x10", "tags": ["a b", "c", None], "counts": [1, 2, 3], "ratio": 0.25,
+    }
+    row_schema = envelope.field("after").schema
+    assert row_schema.name == "srv.public.everything.Value" and row_schema.optional
+    types = {f.name: (f.schema.type, f.schema.name, f.schema.optional) for f in row_schema.fields}
+    assert types["id"] == (SchemaType.INT64, None, False)
+    assert types["small"] == (SchemaType.INT16, None, False)
+    assert types["medium"] == (SchemaType.INT32, None, True)
+    assert types["price"] == (SchemaType.BYTES, "org.apache.kafka.connect.data.Decimal", True)
+    assert row_schema.field("price").schema.parameters == {
+        "scale": "2", "connect.decimal.precision": "10"}
+    assert types["free"][1] == "io.debezium.data.VariableScaleDecimal"
+    assert types["happened"][:2] == (SchemaType.INT64, "io.debezium.time.MicroTimestamp")
+    assert types["happened_tz"][:2] == (SchemaType.STRING, "io.debezium.time.ZonedTimestamp")
+    assert types["day"][:2] == (SchemaType.INT32, "io.debezium.time.Date")
+    assert types["clock"][:2] == (SchemaType.INT64, "io.debezium.time.MicroTime")
+    assert types["ident"][:2] == (SchemaType.STRING, "io.debezium.data.Uuid")
+    assert types["doc"][:2] == (SchemaType.STRING, "io.debezium.data.Json")
+    assert types["raw"][:2] == (SchemaType.BYTES, None)
+    assert types["tags"][0] is SchemaType.ARRAY
+    assert row_schema.field("tags").schema.value_schema.type is SchemaType.STRING
+    assert row_schema.field("counts").schema.value_schema.type is SchemaType.INT32
+
+    with db.transaction():
+        db.execute("INSERT INTO public.everything (id, small, label) VALUES (2, 1, 'two')")
+        db.execute("UPDATE public.everything SET label = 'changed' WHERE id = 1")
+        db.execute("DELETE FROM public.everything WHERE id = 2")
+    db.execute("TRUNCATE public.everything")
+    h.poll_until(lambda rs: any(r.value and r.value.get("op") == "t" for r in rs))
+    changes = h.records[1:]
+    ops = [(r.value["op"] if r.value else None) for r in changes]
+    assert ops == ["c", "u", "d", None, "t"]  # the None is the delete's tombstone
+    create, update, delete, tombstone, truncate = changes
+    assert create.value["after"]["label"] == "two" and create.value["before"] is None
+    assert update.value["before"] is None  # REPLICA IDENTITY DEFAULT: no old row on update
+    assert update.value["after"]["label"] == "changed" and update.key == {"id": 1}
+    assert delete.key == {"id": 2} and delete.value["after"] is None
+    before = delete.value["before"]
+    assert before["id"] == 2 and before["label"] is None  # DEFAULT: key columns only
+    assert tombstone.key == {"id": 2} and tombstone.value is None
+    assert truncate.key is None and truncate.value["before"] is None
+    assert truncate.value["after"] is None
+    sources = [r.value["source"] for r in (create, update, delete)]
+    assert {s["txId"] for s in sources} == {sources[0]["txId"]}  # one transaction
+    assert all(s["snapshot"] == "false" for s in sources)
+    lsns = [s["lsn"] for s in sources]
+    assert lsns == sorted(lsns)
+    assert create.source_partition == {"server": "srv"}
+    assert set(create.source_offset) >= {"lsn", "txId", "ts_usec", "lsn_commit", "lsn_proc"}
+
+
+def test_truncate_is_skipped_by_default_as_in_debezium(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE t (id int PRIMARY KEY)")
+    h = harness(**{"snapshot.mode": "no_data"})
+    db.execute("INSERT INTO t VALUES (1)")
+    db.execute("TRUNCATE t")
+    db.execute("INSERT INTO t VALUES (2)")
+    h.poll_until(lambda rs: len(rs) >= 2)
+    assert [r.value["op"] for r in h.records] == ["c", "c"]
+
+
+def test_replica_identity_full_unchanged_toast_and_key_change(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE docs (id int PRIMARY KEY, body text, note text)")
+    db.execute("CREATE TABLE full_rows (id int PRIMARY KEY, v text)")
+    db.execute("ALTER TABLE full_rows REPLICA IDENTITY FULL")
+    big = "".join(str(i) for i in range(40000))  # compressed + TOASTed out of line
+    db.execute("ALTER TABLE docs ALTER COLUMN body SET STORAGE EXTERNAL")
+    db.execute("INSERT INTO docs VALUES (1, %s, 'n')", (big,))
+    db.execute("INSERT INTO full_rows VALUES (1, 'old')")
+    h = harness(**{"snapshot.mode": "no_data"})
+    db.execute("UPDATE docs SET note = 'changed' WHERE id = 1")
+    db.execute("UPDATE full_rows SET v = 'new' WHERE id = 1")
+    db.execute("DELETE FROM full_rows WHERE id = 1")
+    db.execute("UPDATE docs SET id = 2 WHERE id = 1")
+    h.poll_until(lambda rs: len(h.changes()) >= 5)
+    toast, full_update, full_delete, key_delete, key_create = h.changes()
+    assert toast.value["after"]["body"] == "__debezium_unavailable_value"
+    assert toast.value["after"]["note"] == "changed"
+    assert full_update.value["before"] == {"id": 1, "v": "old"}
+    assert full_update.value["after"] == {"id": 1, "v": "new"}
+    assert full_delete.value["before"] == {"id": 1, "v": "new"}
+    assert (key_delete.value["op"], key_delete.key) == ("d", {"id": 1})
+    assert (key_create.value["op"], key_create.key) == ("c", {"id": 2})
+    tombstones = [r for r in h.records if r.value is None]
+    assert [r.key for r in tombstones] == [{"id": 1}, {"id": 1}]
+
+
+def test_schema_changes_mid_stream_reach_the_next_events(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE evolving (id int PRIMARY KEY, a text)")
+    h = harness(**{"snapshot.mode": "no_data"})
+    db.execute("INSERT INTO evolving VALUES (1, 'x')")
+    db.execute("ALTER TABLE evolving ADD COLUMN b int4 NOT NULL DEFAULT 5")
+    db.execute("INSERT INTO evolving VALUES (2, 'y', 6)")
+    db.execute("ALTER TABLE evolving DROP COLUMN a")
+    db.execute("INSERT INTO evolving VALUES (3, 7)")
+    h.poll_until(lambda rs: len(rs) >= 3)
+    first, second, third = h.records
+    assert first.value["after"] == {"id": 1, "a": "x"}
+    assert second.value["after"] == {"id": 2, "a": "y", "b": 6}
+    assert third.value["after"] == {"id": 3, "b": 7}
+    assert _field_names(third.value_schema.field("after").schema) == ["id", "b"]
+    b_schema = second.value_schema.field("after").schema.field("b").schema
+    assert b_schema.type is SchemaType.INT32 and not b_schema.optional
+
+
+def test_include_list_and_decimal_modes(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE wanted (id int PRIMARY KEY, amount numeric(6,3))")
+    db.execute("CREATE TABLE wanted_not (id int PRIMARY KEY)")
+    db.execute("INSERT INTO wanted VALUES (1, 2.5)")
+    db.execute("INSERT INTO wanted_not VALUES (1)")
+    h = harness(**{"table.include.list": "public.wanted", "decimal.handling.mode": "string"})
+    db.execute("INSERT INTO wanted_not VALUES (2)")
+    db.execute("INSERT INTO wanted VALUES (2, 1.125)")
+    h.poll_until(lambda rs: len(rs) >= 2)
+    assert {r.topic for r in h.records} == {"srv.public.wanted"}  # anchored: not wanted_not
+    assert [r.value["after"]["amount"] for r in h.records] == ["2.500", "1.125"]
+    h2 = TaskHarness(dict(h.props, **{"decimal.handling.mode": "double", "slot.name": "other",
+                                      "publication.name": "other_pub"})).start()
+    try:
+        h2.poll_until(lambda rs: len(rs) >= 2)
+        assert sorted(r.value["after"]["amount"] for r in h2.records) == [1.125, 2.5]
+    finally:
+        h2.stop()
