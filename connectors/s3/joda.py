@@ -51,6 +51,24 @@ def _field(letter: str, width: int) -> Token:
     return _number(getters[letter], width)
 
 
+def _quoted(pattern: str, i: int) -> tuple[str, int]:
+    """The literal text of the quote starting at ``i`` and the index after it."""
+    if pattern.startswith("''", i):
+        return "'", i + 2
+    text: list[str] = []
+    j = i + 1
+    while j < len(pattern):
+        if pattern.startswith("''", j):
+            text.append("'")
+            j += 2
+        elif pattern[j] == "'":
+            return "".join(text), j + 1
+        else:
+            text.append(pattern[j])
+            j += 1
+    raise ValueError(f"unclosed quote in {pattern!r}")
+
+
 def compile_pattern(pattern: str) -> Callable[[dt.datetime], str]:
     """A function formatting a datetime with the Joda ``pattern``; ValueError if unsupported."""
     tokens: list[Token | str] = []
@@ -58,11 +76,8 @@ def compile_pattern(pattern: str) -> Callable[[dt.datetime], str]:
     while i < len(pattern):
         char = pattern[i]
         if char == "'":
-            end = pattern.find("'", i + 1)
-            if end == -1:
-                raise ValueError(f"unclosed quote in {pattern!r}")
-            tokens.append(pattern[i + 1 : end] if end > i + 1 else "'")
-            i = end + 1
+            text, i = _quoted(pattern, i)
+            tokens.append(text)
         elif char.isascii() and char.isalpha():
             j = i
             while j < len(pattern) and pattern[j] == char:
