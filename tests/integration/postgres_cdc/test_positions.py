@@ -1,0 +1,78 @@
+"""What is confirmed to PostgreSQL, and resuming from a stored offset."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import psycopg
+
+from connectors.source.postgres_cdc.stream import parse_lsn
+from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
+from tests.support.postgres import PostgresServer
+
+
+def confirmed_lsn(db: psycopg.Connection, slot: str = "debezium") -> int:
+    row = db.execute(
+        "SELECT confirmed_flush_lsn::text FROM pg_replication_slots WHERE slot_name = %s", (slot,)
+    ).fetchone()
+    assert row is not None
+    return parse_lsn(row[0])
+
+
+def test_only_fully_acknowledged_transactions_are_confirmed_and_resume_skips_delivered(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE t (id int PRIMARY KEY)")
+    first = harness(**{"snapshot.mode": "no_data"})
+    start = confirmed_lsn(db)
+    with db.transaction():
+        for i in range(1, 11):
+            db.execute("INSERT INTO t VALUES (%s)", (i,))
+    batch: list = []
+    while len(batch) < 10:
+        batch += first.poll(ack=False)
+    first.ack(batch[:4])  # the log acknowledged 4 of the transaction's 10 records
+    assert confirmed_lsn(db) == start  # the transaction is not confirmed: a crash loses nothing
+    assert first.stored is not None and first.stored["seq"] == 3
+    first.stop()  # crash: records 5..10 were read but never acknowledged
+
+    db.execute("INSERT INTO t VALUES (11)")
+    second = harness(first.stored, **{"snapshot.mode": "no_data"})
+    second.poll_until(lambda rs: len(rs) >= 7)
+    second.poll()
+    assert [r.key["id"] for r in second.records] == list(range(5, 12))  # no loss, no doubles
+    wait_for(lambda: confirmed_lsn(db) > start, "the slot's confirmed position to move")
+
+
+def test_heartbeats_move_a_quiet_databases_slot(
+    db: psycopg.Connection,
+    harness: Callable[..., TaskHarness],
+    postgres: PostgresServer,
+) -> None:
+    db.execute("CREATE TABLE t (id int PRIMARY KEY)")
+    db.execute("CREATE TABLE heartbeat (id int PRIMARY KEY, ts timestamptz)")
+    h = harness(**{
+        "snapshot.mode": "no_data",
+        "heartbeat.interval.ms": "100",
+        "heartbeat.action.query": "INSERT INTO heartbeat VALUES (1, now()) "
+                                  "ON CONFLICT (id) DO UPDATE SET ts = now()",
+        "table.include.list": "public.t",
+    })
+    before = confirmed_lsn(db)
+    with postgres.connect() as other:  # WAL written by another database only
+        other.execute("CREATE TABLE IF NOT EXISTS busy (x int)")
+        other.execute("INSERT INTO busy SELECT generate_series(1, 1000)")
+        target = parse_lsn(other.execute("SELECT pg_current_wal_lsn()::text").fetchone()[0])
+
+    def moved() -> bool:
+        h.poll()
+        return confirmed_lsn(db) >= target
+
+    wait_for(moved, "the slot to confirm past other databases' WAL", timeout_s=20)
+    beats = [r for r in h.records if r.topic == "__debezium-heartbeat.srv"]
+    assert beats and beats[0].key == {"serverName": "srv"}
+    assert beats[0].key_schema.name == "io.debezium.connector.common.ServerNameKey"
+    assert set(beats[0].value) == {"ts_ms"}
+    assert confirmed_lsn(db) > before
+    assert db.execute("SELECT count(*) FROM heartbeat").fetchone()[0] == 1
+    assert not [r for r in h.records if r.topic.startswith("srv.")]  # heartbeat table excluded
