@@ -62,7 +62,7 @@ class S3Server:
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
+            self.process.kill()  # a throwaway test server: nothing to shut down cleanly
             self.process.wait(timeout=10)
         self.process = None
 
