@@ -9,5 +9,6 @@ from connectors.api import hookimpl
 def sluice_connectors() -> list[type]:
     """JdbcSource and JdbcSink."""
     from connectors.sink.jdbc import JdbcSinkConnector
+    from connectors.source.jdbc import JdbcSourceConnector
 
-    return [JdbcSinkConnector]
+    return [JdbcSourceConnector, JdbcSinkConnector]

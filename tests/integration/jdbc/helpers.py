@@ -101,3 +101,13 @@ def produce_connect(
             key_bytes = converter.from_connect(topic, key_schema, key)
             value_bytes = converter.from_connect(topic, value_schema, value)
             producer.send(topic, value_bytes, key_bytes, None, 0).result(30)
+
+
+def topic_size(broker: BrokerProcess, topic: str) -> int:
+    """The end offset of partition 0 of ``topic``."""
+    consumer = SyncConsumer({"bootstrap.servers": broker.bootstrap})
+    try:
+        tp = TopicPartition(topic, 0)
+        return consumer.end_offsets([tp])[tp]
+    finally:
+        consumer.close()

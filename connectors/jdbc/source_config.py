@@ -1,0 +1,88 @@
+"""The JDBC source's keys (Confluent's names), declared once."""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+from pydantic import Field, model_validator
+
+from connectors.jdbc.sink_config import JdbcConnectionConfig
+
+Mode = Literal["bulk", "incrementing", "timestamp", "timestamp+incrementing"]
+
+
+class JdbcSourceConfig(JdbcConnectionConfig):
+    """JdbcSource's keys."""
+
+    mode: Mode = Field(
+        "bulk",
+        alias="mode",
+        description="bulk (whole table each poll), incrementing (new rows by a strictly "
+        "increasing column), timestamp (new and changed rows by a timestamp column) or "
+        "timestamp+incrementing (both: no row missed or repeated).",
+    )
+    incrementing_column_name: str = Field(
+        "", alias="incrementing.column.name",
+        description="The strictly increasing column (incrementing modes).",
+    )
+    timestamp_column_name: str = Field(
+        "", alias="timestamp.column.name",
+        description="The last-modified timestamp column (timestamp modes).",
+    )
+    timestamp_delay_interval_ms: int = Field(
+        0, alias="timestamp.delay.interval.ms", ge=0,
+        description="Rows are read only once their timestamp is this old, so transactions "
+        "committing late with older timestamps are not missed.",
+    )
+    table_whitelist: str = Field(
+        "", alias="table.whitelist",
+        description="Comma-separated tables to copy (table or schema.table); empty: all.",
+    )
+    table_include_list: str = Field(
+        "", alias="table.include.list", description="Same as table.whitelist."
+    )
+    table_blacklist: str = Field(
+        "", alias="table.blacklist", description="Comma-separated tables not to copy."
+    )
+    query: str = Field(
+        "", alias="query",
+        description="Copy the result of this query instead of tables (one task; the topic "
+        "is topic.prefix).",
+    )
+    poll_interval_ms: int = Field(
+        5000, alias="poll.interval.ms", ge=1,
+        description="How often each table is queried for new data.",
+    )
+    batch_max_rows: int = Field(
+        1000, alias="batch.max.rows", ge=1, le=1_000_000,
+        description="Rows per poll (and per fetch from the server-side cursor).",
+    )
+    topic_prefix: str = Field(
+        "", alias="topic.prefix",
+        description="Topic = topic.prefix + table name (or topic.prefix alone for query).",
+    )
+    table_poll_interval_ms: int = Field(
+        60000, alias="table.poll.interval.ms", ge=100,
+        description="How often the connector looks for new or dropped tables.",
+    )
+
+    @model_validator(mode="after")
+    def _check_mode(self) -> Self:
+        if "incrementing" in self.mode and not self.incrementing_column_name:
+            raise ValueError(f"mode={self.mode} needs incrementing.column.name")
+        if "timestamp" in self.mode and not self.timestamp_column_name:
+            raise ValueError(f"mode={self.mode} needs timestamp.column.name")
+        if self.query and self.included():
+            raise ValueError("query and table.whitelist cannot be used together")
+        if self.included() and self.excluded():
+            raise ValueError("use table.whitelist or table.blacklist, not both")
+        if self.query and not self.topic_prefix:
+            raise ValueError("query needs topic.prefix (the topic to write to)")
+        return self
+
+    def included(self) -> list[str]:
+        text = ",".join(t for t in (self.table_whitelist, self.table_include_list) if t)
+        return [t.strip() for t in text.split(",") if t.strip()]
+
+    def excluded(self) -> list[str]:
+        return [t.strip() for t in self.table_blacklist.split(",") if t.strip()]
