@@ -171,7 +171,7 @@ class MqttSinkTask(SinkTask):
         self._connection = MqttConnection(config, client_id, clean_session=config.clean_session)
         self._connection.client.max_inflight_messages_set(config.max_inflight)
         self._connection.start()
-        self._connection.wait_connected(min(config.connect_timeout_s, 5.0))
+        self._connection.wait_connected(min(config.connect_timeout_s, 1.0))
 
     # ---------------------------------------------------------------- put
 
