@@ -124,7 +124,10 @@ class RestoreReader:
         name = stream.queue[0]
         if stream.values is None:
             body = self._client.get_object(Bucket=self._bucket, Key=name.key)["Body"].read()
-            stream.values = self._format.decode(body)
+            try:
+                stream.values = self._format.decode(body)
+            except ValueError as exc:
+                raise ValueError(f"object {name.key}: {exc}") from exc
         values = stream.values
         skip = stream.skip if name.start_offset == stream.next_start else 0
         chosen = values[skip : skip + limit]
