@@ -14,6 +14,7 @@ from connectors.api import Schema
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer
+from tests.support.standalone_process import StandaloneProcess
 
 WAIT_S = 60.0
 
@@ -89,7 +90,7 @@ def column_types(postgres: PostgresServer, db: str, table: str) -> list[tuple[st
 
 
 def produce_connect(
-    broker: BrokerProcess,
+    broker: BrokerProcess | StandaloneProcess,
     topic: str,
     records: list[tuple[Schema | None, Any, Schema | None, Any]],
 ) -> None:
@@ -97,10 +98,18 @@ def produce_connect(
     converter = JsonConverter()
     converter.configure({"schemas.enable": "true"})
     with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
-        for key_schema, key, value_schema, value in records:
-            key_bytes = converter.from_connect(topic, key_schema, key)
-            value_bytes = converter.from_connect(topic, value_schema, value)
-            producer.send(topic, value_bytes, key_bytes, None, 0).result(30)
+        futures = [
+            producer.send(
+                topic,
+                converter.from_connect(topic, value_schema, value),
+                converter.from_connect(topic, key_schema, key),
+                None,
+                0,
+            )
+            for key_schema, key, value_schema, value in records
+        ]
+        for future in futures:
+            future.result(30)
 
 
 def topic_size(broker: BrokerProcess, topic: str) -> int:
