@@ -1,0 +1,188 @@
+"""MQTT into the log: Mosquitto -> MqttSource -> log, against paho -> Mosquitto -> paho.
+
+Starts a Mosquitto (as the tests do) and, per QoS:
+
+- ``baseline``: a paho subscriber in a process of its own receives N messages
+  that a paho publisher (this process) sends through the same Mosquitto; the
+  rate is N over the time from the first publish to the last message received;
+- ``pipeline``: ``sluice standalone`` runs an MqttSource subscribed to the
+  same kind of topic; the same publisher sends N messages and the rate is N
+  over the time from the first publish until N distinct records are in the
+  log (read back with our consumer).
+
+``ratio`` = pipeline / baseline (goal >= 0.7). The source acknowledges each
+message only after the log acknowledged its record, so at QoS 1 this is the
+at-least-once rate. Prints one JSON line; ``--quick`` uses fewer messages.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import paho.mqtt.client as mqtt
+
+from tests.support.mosquitto import MosquittoServer
+from tests.support.standalone_process import StandaloneProcess, properties, wait_for
+
+PAYLOAD_BYTES = 100
+IDLE_TIMEOUT_S = 30.0
+
+
+def payloads(count: int) -> list[bytes]:
+    return [f"{i:09d}".encode().ljust(PAYLOAD_BYTES, b"x") for i in range(count)]
+
+
+def publish(port: int, topic: str, count: int, qos: int) -> float:
+    """Publish ``count`` messages as fast as paho goes; returns the wall time of the first."""
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-pub-{time.time_ns()}")
+    client.max_inflight_messages_set(1000)
+    client.max_queued_messages_set(0)
+    client.connect("127.0.0.1", port, 60)
+    client.loop_start()
+    data = payloads(count)
+    started = time.time()
+    infos = [client.publish(topic, payload, qos=qos) for payload in data]
+    for info in infos:
+        info.wait_for_publish(600)
+    client.disconnect()
+    client.loop_stop()
+    return started
+
+
+def subscriber_main(port: int, topic: str, count: int, qos: int) -> None:
+    """The baseline's subscriber (own process): prints 'ready', then the wall time of the last."""
+    received = 0
+    done = threading.Event()
+    last = [0.0]
+
+    def on_message(client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
+        nonlocal received
+        received += 1
+        last[0] = time.time()
+        if received >= count:
+            done.set()
+
+    subscribed = threading.Event()
+    client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"bench-sub-{time.time_ns()}")
+    client.on_message = on_message
+    client.on_subscribe = lambda *args: subscribed.set()
+    client.connect("127.0.0.1", port, 60)
+    client.loop_start()
+    client.subscribe(topic, qos)
+    subscribed.wait(30)
+    print("ready", flush=True)
+    before = -1
+    while not done.wait(IDLE_TIMEOUT_S) and received != before:  # stop when idle
+        before = received
+    client.disconnect()
+    client.loop_stop()
+    print(json.dumps({"received": received, "last": last[0]}), flush=True)
+
+
+def baseline(server: MosquittoServer, count: int, qos: int) -> dict[str, float]:
+    topic = f"baseline/{qos}/{time.time_ns()}"
+    command = [sys.executable, "-m", "bench.mqtt", "--subscriber", str(server.port), topic]
+    command += [str(count), str(qos)]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    if child.stdout.readline().strip() != "ready":
+        raise RuntimeError("the baseline subscriber did not start")
+    started = publish(server.port, topic, count, qos)
+    result = json.loads(child.stdout.readline())
+    child.wait(60)
+    received = int(result["received"])
+    return {"records_s": received / (float(result["last"]) - started), "received": received}
+
+
+def pipeline(server: MosquittoServer, workdir: Path, count: int, qos: int) -> dict[str, float]:
+    from log_engine.client import SyncConsumer, TopicPartition
+
+    worker = StandaloneProcess(workdir / f"worker-qos{qos}").start()
+    name = topic = f"bench-mqtt-{qos}"
+    try:
+        worker.write_pipeline(
+            name,
+            properties(
+                name=name,
+                connector_class="MqttSource",
+                mqtt_server_uri=server.uri,
+                mqtt_topics=f"bench/{qos}/#",
+                kafka_topic=topic,
+                mqtt_qos=qos,
+                key_converter="org.apache.kafka.connect.storage.StringConverter",
+                value_converter="org.apache.kafka.connect.converters.ByteArrayConverter",
+            ),
+        )
+        worker.wait_running(name)
+        wait_for(
+            lambda: (worker.status(name) or {})["tasks"][0].get("details", {}).get("connection")
+            == "connected",
+            "the source connected",
+        )
+        consumer = SyncConsumer(
+            {"bootstrap.servers": worker.bootstrap, "auto.offset.reset": "earliest"}
+        )
+        consumer.assign([TopicPartition(topic, 0)])
+        seen: set[bytes] = set()
+        last = [0.0]
+
+        def count_log() -> None:
+            idle_since = time.monotonic()
+            while len(seen) < count and time.monotonic() - idle_since < IDLE_TIMEOUT_S:
+                records = consumer.poll(0.2)
+                if records:
+                    idle_since = time.monotonic()
+                    last[0] = time.time()
+                    seen.update(r.value for r in records if r.value is not None)
+
+        counter = threading.Thread(target=count_log)
+        counter.start()
+        started = publish(server.port, f"bench/{qos}/data", count, qos)
+        counter.join()
+        consumer.close()
+        return {"records_s": len(seen) / (last[0] - started), "received": len(seen)}
+    finally:
+        worker.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer messages (under a minute)")
+    parser.add_argument("--qos", default="1,0", help="comma-separated QoS levels to measure")
+    parser.add_argument("--subscriber", nargs=4, metavar=("PORT", "TOPIC", "COUNT", "QOS"))
+    args = parser.parse_args()
+    if args.subscriber:
+        port, topic, count, qos = args.subscriber
+        subscriber_main(int(port), topic, int(count), int(qos))
+        return
+    count = 10_000 if args.quick else 50_000
+    result: dict[str, Any] = {"benchmark": "mqtt", "messages": count}
+    result["payload_bytes"] = PAYLOAD_BYTES
+    with tempfile.TemporaryDirectory(prefix="bench-mqtt-") as tmp:
+        server = MosquittoServer(Path(tmp) / "mosquitto", with_password=False).start()
+        try:
+            for qos in (int(q) for q in args.qos.split(",")):
+                base = baseline(server, count, qos)
+                pipe = pipeline(server, Path(tmp), count, qos)
+                result[f"qos{qos}"] = {
+                    "pipeline_records_s": round(pipe["records_s"]),
+                    "pipeline_received": int(pipe["received"]),
+                    "paho_baseline_records_s": round(base["records_s"]),
+                    "paho_baseline_received": int(base["received"]),
+                    "ratio": round(pipe["records_s"] / base["records_s"], 3),
+                }
+        finally:
+            server.stop()
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
