@@ -52,7 +52,7 @@ from connectors.source.postgres_cdc.tables import Table
 
 log = logging.getLogger(__name__)
 
-SLOT_RELEASE_WAIT_S = 10.0
+SLOT_RELEASE_WAIT_S = 3.0
 Row = tuple[Table, tuple[str | None, ...]]
 
 
