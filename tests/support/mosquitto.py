@@ -45,12 +45,15 @@ class MosquittoServer:
         max_inflight_messages: int = 1000,
         max_packet_size: int = 0,
         with_password: bool = True,
+        with_tls: bool = False,
     ) -> None:
         if shutil.which(MOSQUITTO) is None:
             raise RuntimeError("mosquitto is not installed; `make test` installs it")
         self.root = root
         self.port = free_port()
         self.password_port = free_port() if with_password else None
+        self.tls_port = free_port() if with_tls else None
+        self.ca_path = root / "ca.pem"
         self.max_inflight_messages = max_inflight_messages
         self.max_packet_size = max_packet_size
         self.log_path = root / "mosquitto.log"
@@ -66,6 +69,12 @@ class MosquittoServer:
         """The listener that needs :data:`USER`/:data:`PASSWORD`."""
         assert self.password_port is not None, "started without a password listener"
         return f"tcp://127.0.0.1:{self.password_port}"
+
+    @property
+    def tls_uri(self) -> str:
+        """The TLS listener (server certificate for 127.0.0.1 signed by :attr:`ca_path`)."""
+        assert self.tls_port is not None, "started without a TLS listener"
+        return f"ssl://127.0.0.1:{self.tls_port}"
 
     def start(self) -> MosquittoServer:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -94,6 +103,15 @@ class MosquittoServer:
                 f"listener {self.password_port} 127.0.0.1",
                 "allow_anonymous false",
                 f"password_file {passwords}",
+            ]
+        if self.tls_port is not None:
+            certificate, key = make_certificates(self.root)
+            lines += [
+                f"listener {self.tls_port} 127.0.0.1",
+                "allow_anonymous true",
+                f"cafile {self.ca_path}",
+                f"certfile {certificate}",
+                f"keyfile {key}",
             ]
         config.write_text("\n".join(lines) + "\n")
         with open(self.log_path, "ab") as log:
@@ -129,3 +147,57 @@ class MosquittoServer:
 
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+def make_certificates(folder: Path) -> tuple[Path, Path]:
+    """A test CA (``ca.pem``) and a server certificate and key for 127.0.0.1 signed by it."""
+    import datetime
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.UTC)
+    validity = (now - datetime.timedelta(days=1), now + datetime.timedelta(days=30))
+
+    def build(
+        subject: str, key: ec.EllipticCurvePrivateKey, issuer: str
+    ) -> x509.CertificateBuilder:
+        return (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, issuer)]))
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(validity[0])
+            .not_valid_after(validity[1])
+        )
+
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (
+        build("sluice test CA", ca_key, "sluice test CA")
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(ca_key, hashes.SHA256())
+    )
+    server_key = ec.generate_private_key(ec.SECP256R1())
+    server = (
+        build("127.0.0.1", server_key, "sluice test CA")
+        .add_extension(
+            x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+            ),
+            critical=False,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    pem = serialization.Encoding.PEM
+    (folder / "ca.pem").write_bytes(ca.public_bytes(pem))
+    (folder / "server.pem").write_bytes(server.public_bytes(pem))
+    (folder / "server.key").write_bytes(
+        server_key.private_bytes(
+            pem, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return folder / "server.pem", folder / "server.key"

@@ -16,8 +16,8 @@ from tests.support.mosquitto import MosquittoServer
 
 @pytest.fixture(scope="session")
 def mosquitto(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MosquittoServer]:
-    """A Mosquitto shared by the MQTT tests (anonymous and password listeners)."""
-    server = MosquittoServer(tmp_path_factory.mktemp("mosquitto")).start()
+    """A Mosquitto shared by the MQTT tests (anonymous, password and TLS listeners)."""
+    server = MosquittoServer(tmp_path_factory.mktemp("mosquitto"), with_tls=True).start()
     yield server
     server.stop()
 

@@ -49,3 +49,15 @@ def test_the_first_uri_that_accepts_is_enough(mosquitto: MosquittoServer) -> Non
     uris = f"tcp://127.0.0.1:{free_port()},{mosquitto.password_uri}"
     props = source_props(uris, **{"mqtt.username": USER, "mqtt.password": PASSWORD})
     assert MqttSourceConnector().check(props) == []
+
+
+def test_tls_with_the_trust_store_connects_and_without_it_names_the_failure(
+    mosquitto: MosquittoServer,
+) -> None:
+    trusted = source_props(
+        mosquitto.tls_uri, **{"mqtt.ssl.trust.store.path": str(mosquitto.ca_path)}
+    )
+    assert MqttSourceConnector().check(trusted) == []
+    [problem] = MqttSourceConnector().check(source_props(mosquitto.tls_uri))
+    assert problem.startswith(f"mqtt.server.uri: cannot connect to {mosquitto.tls_uri}: SSL")
+    assert "certificate verify failed" in problem
