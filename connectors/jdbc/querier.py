@@ -131,35 +131,49 @@ class Querier:
     # ------------------------------------------------------------ records
 
     def _records(self, rows: list[Any]) -> list[SourceRecord]:
-        names, schema, topic, partition = self._names, self._schema, self.topic, self.partition
+        """Records for ``rows``; only the batch's last record carries the offset.
+
+        The runtime stores the newest offset among acknowledged records, so an offset
+        per batch is enough (a crash re-reads at most one batch) and saves a dict and a
+        timestamp conversion per row. Every record keeps the partition.
+        """
+        names, schema, topic = self._names, self._schema, self.topic
+        partition = self.partition if self.mode != "bulk" else None
         readers = self._readers
-        out: list[SourceRecord] = []
-        append = out.append
-        mode, inc_i, ts_i = self.mode, self._inc_index, self._ts_index
-        for row in rows:
-            if readers:
-                row = list(row)
-                for i, read in readers:
-                    if row[i] is not None:
-                        row[i] = read(row[i])
-            offset: dict[str, Any] | None = None
-            if mode == "incrementing":
-                self.incrementing = row[inc_i]
-                offset = {"incrementing": self.incrementing}
-            elif mode != "bulk":
-                ts = row[ts_i]
-                self.timestamp = ts
-                ms, nanos = to_offset_ts(ts)
-                offset = {"timestamp": ms, "timestamp_nanos": nanos}
-                if mode == "timestamp+incrementing":
-                    self.incrementing = row[inc_i]
-                    offset["incrementing"] = self.incrementing
-            append(SourceRecord(
+        if readers:
+            rows = [self._read(row, readers) for row in rows]
+        out = [
+            SourceRecord(
                 topic=topic, value=dict(zip(names, row, strict=True)), value_schema=schema,
-                source_partition=partition if offset is not None else None,
-                source_offset=offset,
-            ))
+                source_partition=partition,
+            )
+            for row in rows
+        ]
+        if partition is not None:
+            offset = self._offset(rows[-1])
+            out[-1] = out[-1].replace(source_offset=offset)
         return out
+
+    @staticmethod
+    def _read(row: Any, readers: list[tuple[int, Callable[[Any], Any]]]) -> list[Any]:
+        row = list(row)
+        for i, read in readers:
+            if row[i] is not None:
+                row[i] = read(row[i])
+        return row
+
+    def _offset(self, row: Any) -> dict[str, Any]:
+        """The offset just after ``row`` (and remember it for the next round's query)."""
+        if self.mode == "incrementing":
+            self.incrementing = row[self._inc_index]
+            return {"incrementing": self.incrementing}
+        self.timestamp = row[self._ts_index]
+        ms, nanos = to_offset_ts(self.timestamp)
+        offset: dict[str, Any] = {"timestamp": ms, "timestamp_nanos": nanos}
+        if self.mode == "timestamp+incrementing":
+            self.incrementing = row[self._inc_index]
+            offset["incrementing"] = self.incrementing
+        return offset
 
     # ------------------------------------------------------------ SQL
 

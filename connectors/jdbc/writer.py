@@ -84,8 +84,26 @@ class SinkWriter:
         counts = WriteCounts()
         run: list[tuple[Any, ...]] = []
         shape: _Shape | None = None
+        # Fast path: a record like the previous one (same topic, same schema objects, a
+        # struct value) has the previous shape; no lookup per record.
+        last_topic: str | None = None
+        last_schema: Any = None
+        last_key_schema: Any = None
         for record in records:
-            next_shape = self._shape_for(record)
+            if (
+                record.value_schema is last_schema
+                and last_schema is not None
+                and record.topic == last_topic
+                and record.key_schema is last_key_schema
+                and type(record.value) is dict
+            ):
+                next_shape = shape
+            else:
+                next_shape = self._shape_for(record)
+                last_topic, last_schema = record.topic, record.value_schema
+                last_key_schema = record.key_schema
+                if next_shape is not None and next_shape.op == "delete":
+                    last_schema = None  # tombstones have no schema: never the fast path
             if next_shape is None:
                 counts.skipped += 1
                 continue
@@ -176,6 +194,11 @@ class SinkWriter:
         def row(rec: SinkRecord) -> tuple[Any, ...]:
             values = key_row(rec) + (get_value(rec.value) if value_cols else ())
             return tuple(map(adapt, values)) if adapt is not None else values
+
+        if key_row is _empty_row and adapt is None:  # the common case: the value's fields
+
+            def row(rec: SinkRecord) -> tuple[Any, ...]:
+                return get_value(rec.value)
 
         if op == "delete":
             return _Shape(table, op, tuple(key_cols), tuple(key_cols), row)

@@ -1,0 +1,217 @@
+"""JDBC pipeline end to end: PostgreSQL -> JdbcSource -> log -> JdbcSink -> PostgreSQL.
+
+Fills a table of N rows (bigint key, text, numeric(12,2), timestamptz, boolean)
+in a PostgreSQL of its own, starts a subprocess broker and an in-process
+worker (StandaloneHerder) running a JdbcSource (mode incrementing) and a
+JdbcSink (insert: COPY) into a second database, and times until the target
+holds every row. In the same run it measures the baseline: ``COPY src TO
+STDOUT`` piped into ``COPY dst FROM STDIN`` of the same table (what the
+database itself can move). It also times each half alone (source to the log;
+log to the sink) to tell where the time goes, as microseconds per row.
+
+Prints one JSON line. ``--quick`` moves 200k rows instead of 1M.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.plugins import PluginRegistry
+from connect_worker.worker_config import WorkerConfig
+from tests.support.broker_process import BrokerProcess
+from tests.support.postgres import PostgresServer
+
+TABLE = """
+CREATE TABLE orders (
+  id bigint PRIMARY KEY, customer text NOT NULL, amount numeric(12,2) NOT NULL,
+  placed_at timestamptz NOT NULL, paid boolean NOT NULL
+)
+"""
+FILL = """
+INSERT INTO orders
+SELECT g, 'customer ' || (g %% 10000), (g %% 100000) / 100.0,
+       timestamptz '2024-01-01 00:00:00+00' + g * interval '1 second', g %% 3 = 0
+FROM generate_series(1, %s::bigint) g
+"""
+TIMEOUT_S = 1200.0
+CONVERTERS = {
+    "key.converter": "JsonConverter",
+    "value.converter": "JsonConverter",
+    "value.converter.schemas.enable": "true",
+}
+
+
+def copy_baseline(server: PostgresServer, src: str, count: int) -> float:
+    """Seconds for COPY TO + COPY FROM of the table between the two databases."""
+    target = server.create_database("copy")
+    with server.connect(target) as conn:
+        conn.execute(TABLE)
+    started = time.perf_counter()
+    with (
+        server.connect(src) as reader,
+        server.connect(target) as writer,
+        reader.cursor().copy("COPY orders TO STDOUT") as out,
+        writer.cursor().copy("COPY orders FROM STDIN") as into,
+    ):
+        for chunk in out:
+            into.write(chunk)
+    elapsed = time.perf_counter() - started
+    with server.connect(target) as conn:
+        assert conn.execute("SELECT count(*) FROM orders").fetchone() == (count,)
+    return elapsed
+
+
+def count_rows(server: PostgresServer, db: str) -> int:
+    with server.connect(db) as conn:
+        try:
+            row = conn.execute("SELECT count(*) FROM orders").fetchone()
+        except psycopg.errors.UndefinedTable:
+            return 0
+    return int(row[0]) if row else 0
+
+
+def make_herder(workdir: Path, broker: BrokerProcess, name: str) -> StandaloneHerder:
+    props = {
+        "offset.storage.file.filename": str(workdir / f"{name}.offsets"),
+        "connector.configs.file": str(workdir / f"{name}.json"),
+        "offset.flush.interval.ms": "5000",
+        **CONVERTERS,
+    }
+    herder = StandaloneHerder(
+        WorkerConfig.from_properties(props), PluginRegistry.load(entry_points=False),
+        bootstrap=broker.bootstrap,
+    )
+    herder.start()
+    return herder
+
+
+def source_config(server: PostgresServer, db: str, topic_prefix: str) -> dict[str, str]:
+    return {
+        "connector.class": "JdbcSource",
+        "connection.url": server.url(db),
+        "mode": "incrementing",
+        "incrementing.column.name": "id",
+        "topic.prefix": topic_prefix,
+        "poll.interval.ms": "1000",
+        "batch.max.rows": "5000",
+    }
+
+
+def sink_config(server: PostgresServer, db: str, topic: str) -> dict[str, str]:
+    return {
+        "connector.class": "JdbcSink",
+        "connection.url": server.url(db),
+        "topics": topic,
+        "table.name.format": "orders",
+        "auto.create": "true",
+        "batch.size": "5000",
+    }
+
+
+def wait_until(check: Any, what: str) -> None:
+    started = time.perf_counter()
+    while not check():
+        if time.perf_counter() - started > TIMEOUT_S:
+            raise RuntimeError(f"timed out waiting for {what}")
+        time.sleep(0.25)
+
+
+def topic_end(broker: BrokerProcess, topic: str) -> int:
+    from log_engine.client import SyncConsumer, TopicPartition
+
+    consumer = SyncConsumer({"bootstrap.servers": broker.bootstrap})
+    try:
+        tp = TopicPartition(topic, 0)
+        return consumer.end_offsets([tp]).get(tp, 0)
+    finally:
+        consumer.close()
+
+
+def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: str,
+             count: int) -> dict[str, float]:
+    """End to end, then each half alone (source into a topic; a sink reading it again)."""
+    dst = server.create_database("dst")
+    herder = make_herder(workdir, broker, "e2e")
+    try:
+        started = time.perf_counter()
+        herder.put_connector_config("sink", sink_config(server, dst, "e2e-orders"),
+                                    allow_replace=False)
+        herder.put_connector_config("source", source_config(server, src, "e2e-"),
+                                    allow_replace=False)
+        wait_until(lambda: count_rows(server, dst) >= count, "the end-to-end rows")
+        end_to_end = time.perf_counter() - started
+    finally:
+        herder.stop()
+    # The halves: the source alone into a fresh topic, then a sink alone from that topic.
+    herder = make_herder(workdir, broker, "halves")
+    try:
+        started = time.perf_counter()
+        herder.put_connector_config("source2", source_config(server, src, "half-"),
+                                    allow_replace=False)
+        wait_until(lambda: topic_end(broker, "half-orders") >= count, "the source half")
+        source_s = time.perf_counter() - started
+        herder.delete_connector("source2")
+        dst2 = server.create_database("dst")
+        started = time.perf_counter()
+        herder.put_connector_config("sink2", sink_config(server, dst2, "half-orders"),
+                                    allow_replace=False)
+        wait_until(lambda: count_rows(server, dst2) >= count, "the sink half")
+        sink_s = time.perf_counter() - started
+    finally:
+        herder.stop()
+    return {"end_to_end_s": end_to_end, "source_s": source_s, "sink_s": sink_s}
+
+
+def run(count: int) -> dict[str, Any]:
+    logging.basicConfig(level=logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="sluice-bench-jdbc-") as tmp:
+        workdir = Path(tmp)
+        workdir.chmod(0o755)
+        server = PostgresServer(workdir / "pg").start()
+        broker = BrokerProcess(workdir / "broker").start()
+        try:
+            src = server.create_database("src")
+            with server.connect(src) as conn:
+                conn.execute(TABLE)
+                conn.execute(FILL, (count,))
+                conn.execute("VACUUM ANALYZE orders")
+            copy_s = copy_baseline(server, src, count)
+            result = pipeline(workdir, server, broker, src, count)
+        finally:
+            broker.stop()
+            server.stop()
+    e2e_rate = count / result["end_to_end_s"]
+    copy_rate = count / copy_s
+    return {
+        "rows": count,
+        "end_to_end_rows_s": round(e2e_rate),
+        "end_to_end_s": round(result["end_to_end_s"], 2),
+        "copy_baseline_rows_s": round(copy_rate),
+        "ratio": round(e2e_rate / copy_rate, 3),
+        "goal_ratio": 0.3,
+        "source_us_per_row": round(result["source_s"] / count * 1e6, 2),
+        "sink_us_per_row": round(result["sink_s"] / count * 1e6, 2),
+        "converters": "JsonConverter schemas.enable=true",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="200k rows instead of 1M")
+    parser.add_argument("--rows", type=int, default=None)
+    args = parser.parse_args()
+    count = args.rows or (200_000 if args.quick else 1_000_000)
+    print(json.dumps(run(count)))
+
+
+if __name__ == "__main__":
+    main()
