@@ -4,6 +4,9 @@
 
     SyncConsumer.poll (group connect-<connector>, enable.auto.commit=false)
         --> RecordConverters.to_sink_record --> TransformChain.apply --> task.put(batch)
+
+(without transforms, each partition's run of polled records is converted in
+bulk: ``RecordConverters.to_sink_records``)
     every offset.flush.interval.ms, on request_commit, on revoke and at stop:
         task.pre_commit(offsets put so far) --> consumer.commit(returned offsets)
 
@@ -194,6 +197,46 @@ class SinkTaskRunner(TaskRunner):
                 self._commit(self._open)
 
     def _convert(self, raw: list[ConsumerRecord]) -> _Batch:
+        if self._chain:
+            return self._convert_each(raw)
+        return self._convert_runs(raw)
+
+    def _convert_runs(self, raw: list[ConsumerRecord]) -> _Batch:
+        """The bulk path (no transforms): each partition's run of records converted at once.
+
+        A poll returns each partition's records as one run, so offsets are noted
+        once per run. A run the bulk conversion cannot take (headers, a record
+        that fails to convert) goes through :meth:`_convert_each`, which reports
+        the bad record as usual.
+        """
+        records: list[SinkRecord] = []
+        next_offsets: dict[LogPartition, int] = {}
+        first_offsets: dict[LogPartition, int] = {}
+        count = len(raw)
+        start = 0
+        while start < count:
+            topic, partition = raw[start][0], raw[start][1]
+            stop = start + 1
+            while stop < count and raw[stop][1] == partition and raw[stop][0] == topic:
+                stop += 1
+            run = raw if start == 0 and stop == count else raw[start:stop]
+            converted = self._converters.to_sink_records(run)
+            if converted is None:
+                part = self._convert_each(run)
+                records += part.records
+                next_offsets.update(part.next_offsets)
+                for tp, offset in part.first_offsets.items():
+                    first_offsets.setdefault(tp, offset)
+            else:
+                records += converted
+                tp = LogPartition(topic, partition)
+                first_offsets.setdefault(tp, run[0][2])
+                next_offsets[tp] = run[-1][2] + 1
+            start = stop
+        return _Batch(records, next_offsets, first_offsets)
+
+    def _convert_each(self, raw: list[ConsumerRecord]) -> _Batch:
+        """The per-record path: converters, transforms and error handling record by record."""
         records: list[SinkRecord] = []
         next_offsets: dict[LogPartition, int] = {}
         first_offsets: dict[LogPartition, int] = {}
@@ -371,6 +414,7 @@ class SinkTaskRunner(TaskRunner):
         self.context.set_assignment(self._open)
         self.task.open([to_api(tp) for tp in partitions])
         self._apply_seeks()  # before the first fetch: a sink storing its offsets resumes there
+        self._sync_pauses()  # likewise a pause asked for in open() (a sink reading by itself)
 
     def _on_revoke(self, partitions: list[LogPartition]) -> None:
         self._close_partitions(frozenset(partitions) & self._open)
