@@ -97,6 +97,8 @@ class _RotatingClient(mqtt.Client):
     owner: MqttConnection
 
     def reconnect(self) -> mqtt.MQTTErrorCode:
+        if self.owner.stopping:
+            raise OSError("the connector is stopping")
         self.owner._before_attempt(self)
         try:
             return super().reconnect()
@@ -179,6 +181,11 @@ class MqttConnection:
         self._connected.clear()
 
     @property
+    def stopping(self) -> bool:
+        with self._lock:
+            return self._stopping
+
+    @property
     def connected(self) -> bool:
         return self._connected.is_set()
 
@@ -239,6 +246,8 @@ class MqttConnection:
 
     def _attempt_failed(self, error: str) -> None:
         with self._lock:
+            if self._stopping:
+                return
             self._next_index += 1
             uri = self._uri
             self._record_error(f"cannot connect to {uri}: {error}")

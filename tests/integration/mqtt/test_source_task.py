@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -150,3 +151,22 @@ def test_messages_arrive_over_tls(
     publish_all(mosquitto, [(f"{mqtt_prefix}/secure", b"over tls")])
     [record] = drain(task, 1)
     assert (record.key, record.value) == (f"{mqtt_prefix}/secure", b"over tls")
+
+
+def test_the_source_reconnects_after_the_broker_restarts(
+    start_source, tmp_path: Path, mqtt_prefix: str
+) -> None:
+    server = MosquittoServer(tmp_path / "mosquitto", with_password=False).start()
+    try:
+        task = start_source(f"{mqtt_prefix}/#", **{"mqtt.server.uri": server.uri})
+        publish_all(server, [(f"{mqtt_prefix}/n", b"before")])
+        assert [r.value for r in drain(task, 1)] == [b"before"]
+        server.stop()
+        wait_for(lambda: task.details()["connection"] == "disconnected", "the loss noticed")
+        assert task.details()["last.error"].startswith(f"lost the connection to {server.uri}")
+        server.start()  # same port, no session kept: the source subscribes again
+        wait_for(lambda: task.details()["connects"] == 2, "the source reconnected")
+        publish_all(server, [(f"{mqtt_prefix}/n", b"after")])
+        assert [r.value for r in drain(task, 1)] == [b"after"]
+    finally:
+        server.stop()
