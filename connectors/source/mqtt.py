@@ -28,6 +28,10 @@ At-least-once:
   PUBREC (paho does that on arrival), so a crash before the log write loses it.
 - The broker must not drop queued messages for an absent client (Mosquitto:
   ``max_queued_messages 0``; its default keeps only 1000).
+- Throughput depends on how many unacknowledged messages the broker sends at
+  once, since each waits for the log: Mosquitto's ``max_inflight_messages``
+  (default 20; the tests and the benchmark use 1000); with MQTT 5 the task
+  also announces a Receive Maximum of ``mqtt.buffer.records`` (at most 65535).
 
 Flow control: paho delivers messages on its network thread into a bounded
 buffer (``mqtt.buffer.records``). When the buffer is full that thread waits,
@@ -168,6 +172,11 @@ class MqttSourceTask(SourceTask):
         config = MqttSourceConfig.from_props(props)
         self._config = config
         self._capacity = config.buffer_records
+        if config.qos == 2:
+            log.warning(
+                "mqtt.qos=2: a crash between PUBREC and the log write loses the message; "
+                "QoS 1 is the at-least-once setting"
+            )
         task_id = self.context.task_id if self.context is not None else 0
         client_id = config.client_id or f"sluice-{props.get('name', 'mqtt-source')}-{task_id}"
         self._connection = MqttConnection(
@@ -269,5 +278,6 @@ class MqttSourceTask(SourceTask):
             details["messages.buffered"] = len(self._buffer)
         details["messages.received"] = self._received
         details["messages.acked"] = self._acked
+        details["acks.skipped.after.reconnect"] = self._skipped_acks
         details["mqtt.topics"] = list(self._config.topics)
         return details
