@@ -108,7 +108,8 @@ class ChangeDecoder:
             self._emit(table, "c", table.key(after), None, after, lsn, out)
         elif type(message) is Update:
             after = table.row(message.new)
-            before = None if message.old is None else table.row(message.old)
+            before = None if message.old is None else self._old(table, message.old,
+                                                                  message.old_is_key)
             key = table.key(after)
             old_key = None if before is None else table.key(before)
             if old_key is not None and old_key != key:
@@ -118,8 +119,12 @@ class ChangeDecoder:
                 self._emit(table, "u", key, before, after, lsn, out)
         else:
             assert isinstance(message, Delete)
-            before = table.row(message.old)
+            before = self._old(table, message.old, message.old_is_key)
             self._delete(table, table.key(before), before, lsn, out)
+
+    @staticmethod
+    def _old(table: Table, values: list[Any], key_only: bool) -> dict[str, Any]:
+        return table.key_only_row(values) if key_only else table.row(values)
 
     def _delete(
         self,

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from connectors.api import Schema, SchemaType, struct
 from connectors.api.schema import OPTIONAL_INT64, OPTIONAL_STRING
 from connectors.source.postgres_cdc.pgoutput import UNCHANGED_TOAST
-from connectors.source.postgres_cdc.values import Parser, column_type
+from connectors.source.postgres_cdc.values import DECIMAL, Parser, column_type
 
 UNAVAILABLE = "__debezium_unavailable_value"
 CONNECTOR_VERSION = "2.7.0.Final"
@@ -92,6 +93,11 @@ class Table:
             parsers.append(parser)
             placeholders.append(_placeholder(schema))
         self.parsers = tuple(parsers)
+        self._zeros = tuple(
+            (name, _zero(schema))
+            for (name, schema), column in zip(fields, columns, strict=True)
+            if not column.optional and name not in key_columns
+        )
         self._placeholders = tuple(placeholders)
         self.value_schema = struct(*fields, name=f"{self.topic}.Value", optional=True)
         self.key_indexes = tuple(self.names.index(k) for k in key_columns if k in self.names)
@@ -129,6 +135,15 @@ class Table:
                 row[name] = parser(value)
         return row
 
+    def key_only_row(self, values: Sequence[Any]) -> dict[str, Any]:
+        """A 'K' old tuple (replica identity columns only): the other columns are null,
+        or their type's zero value where the schema requires a value."""
+        row = self.row(values)
+        for name, zero in self._zeros:
+            if row[name] is None:
+                row[name] = zero
+        return row
+
     def key(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """The key struct of a row (None for a table without a primary key)."""
         if not self.key_indexes:
@@ -137,6 +152,24 @@ class Table:
 
     def same_shape(self, other: Table) -> bool:
         return self.columns == other.columns and self.key_names == other.key_names
+
+
+_ZEROS: dict[SchemaType, Any] = {
+    SchemaType.INT8: 0, SchemaType.INT16: 0, SchemaType.INT32: 0, SchemaType.INT64: 0,
+    SchemaType.FLOAT32: 0.0, SchemaType.FLOAT64: 0.0, SchemaType.BOOLEAN: False,
+    SchemaType.STRING: "", SchemaType.BYTES: b"",
+}
+
+
+def _zero(schema: Schema) -> Any:
+    """The value a required field gets when the server did not send it."""
+    if schema.name == DECIMAL:
+        return Decimal(0)
+    if schema.type is SchemaType.ARRAY:
+        return []
+    if schema.type is SchemaType.STRUCT:  # VariableScaleDecimal
+        return {"scale": 0, "value": b"\x00"}
+    return _ZEROS[schema.type]
 
 
 def _placeholder(schema: Schema) -> Any:

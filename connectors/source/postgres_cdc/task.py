@@ -32,7 +32,7 @@ from typing import Any
 
 import psycopg
 
-from connectors.api import ConnectError, SourceRecord, SourceTask
+from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
 from connectors.source.postgres_cdc import catalog, preflight
 from connectors.source.postgres_cdc.catalog import TableInfo, split_name
 from connectors.source.postgres_cdc.config import PostgresCdcConfig
@@ -235,10 +235,38 @@ class PostgresCdcTask(SourceTask):
             if self._phase == "snapshot":
                 return self._poll_snapshot()
             if self._phase == "streaming":
-                return self._poll_stream()
+                try:
+                    return self._poll_stream()
+                except RetriableError:
+                    self._lose_stream()
+                    raise
+            if self._phase == "reconnecting":
+                self._reconnect()
+                return []
         assert self._config is not None
         self._stopping.wait(self._config.poll_interval_ms / 1000)  # initial_only: done
         return []
+
+    def _lose_stream(self) -> None:
+        """The stream broke: reconnect on the next poll (the runtime backs off first)."""
+        if self._stream is not None:
+            self._close_quietly(self._stream.close)
+        self._stream = None
+        self._phase = "reconnecting"
+
+    def _reconnect(self) -> None:
+        """Open a new stream; resume after the last record handed to the runtime."""
+        config = self._config
+        assert config is not None and self._factory is not None
+        if self._meta is None or self._meta.closed or self._meta.broken:
+            self._meta = connect(config)
+        self._stream = ReplicationStream(connect(config, replication=True))
+        self._decoder = ChangeDecoder(
+            config, self._factory, self._meta, self._confirmations, self._confirmations.emitted
+        )
+        self._stream.start(config.slot_name, config.publication_name)
+        self._phase = "streaming"
+        log.info("replication stream of slot %s reopened", config.slot_name)
 
     def _poll_snapshot(self) -> list[SourceRecord]:
         assert self._config is not None and self._rows is not None

@@ -20,7 +20,7 @@ import pytest
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.worker_config import WorkerConfig
-from connectors.api import SourceRecord
+from connectors.api import RetriableError, SourceRecord
 from connectors.source.postgres_cdc.task import PostgresCdcTask
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer
@@ -68,13 +68,19 @@ class TaskHarness:
         self.props = props
         self.records: list[SourceRecord] = []
         self.stored = stored
+        self.retriable_errors: list[str] = []
 
     def start(self) -> TaskHarness:
         self.task.start(self.props)
         return self
 
     def poll(self, *, ack: bool = True) -> list[SourceRecord]:
-        batch = self.task.poll()
+        try:
+            batch = self.task.poll()
+        except RetriableError as exc:  # as the runtime: note it, back off, poll again
+            self.retriable_errors.append(str(exc))
+            time.sleep(0.05)
+            return []
         self.records.extend(batch)
         if ack and batch:
             self.ack(batch)

@@ -124,7 +124,8 @@ def test_snapshot_insert_update_delete_truncate_events(
     assert update.value["after"]["label"] == "changed" and update.key == {"id": 1}
     assert delete.key == {"id": 2} and delete.value["after"] is None
     before = delete.value["before"]
-    assert before["id"] == 2 and before["label"] is None  # DEFAULT: key columns only
+    assert before["id"] == 2 and before["label"] is None  # DEFAULT: key columns only,
+    assert before["small"] == 0  # and a NOT NULL column gets its type's zero, not null
     assert tombstone.key == {"id": 2} and tombstone.value is None
     assert truncate.key is None and truncate.value["before"] is None
     assert truncate.value["after"] is None
