@@ -6,6 +6,7 @@ DataError; reading yields an optional bytes schema.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from connectors.api import Converter, DataError, Schema, SchemaType
@@ -33,5 +34,19 @@ class ByteArrayConverter(Converter):
             "use StringConverter or JsonConverter for other values"
         )
 
+    def from_connect_many(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """:meth:`from_connect` for many values."""
+        convert = self.from_connect
+        pairs = zip(schemas, values, strict=True)
+        return [convert(topic, schema, value) for schema, value in pairs]
+
     def to_connect(self, topic: str, data: bytes | None) -> tuple[Schema | None, Any]:
         return OPTIONAL_BYTES, data
+
+    def to_connect_many(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Schema | None], list[Any]]:
+        """:meth:`to_connect` for many values: their schemas and values."""
+        return [OPTIONAL_BYTES] * len(data), list(data)

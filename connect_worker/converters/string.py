@@ -3,12 +3,14 @@
 Writing: ``str`` is encoded, ``bytes`` pass through, anything else is written
 as ``str(value)`` (Kafka writes ``toString()``); None stays a null record.
 Reading always yields an optional string schema, as Kafka's does.
+``from_connect_many``/``to_connect_many`` do the same for a batch of values
+(the runtime's bulk path, see :mod:`connect_worker.runtime.conversion`).
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -60,6 +62,30 @@ class StringConverter(Converter):
         if isinstance(value, bytes | bytearray | memoryview):
             return bytes(value)
         return str(value).encode(self._encoding, errors="replace")
+
+    def from_connect_many(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """:meth:`from_connect` for many values (one comprehension when all are text)."""
+        encoding = self._encoding
+        try:
+            return [value.encode(encoding) for value in values]
+        except (AttributeError, UnicodeError):  # not all text, or not encodable: one by one
+            convert = self.from_connect
+            pairs = zip(schemas, values, strict=True)
+        return [convert(topic, schema, value) for schema, value in pairs]
+
+    def to_connect_many(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Schema | None], list[Any]]:
+        """:meth:`to_connect` for many values: their schemas and values."""
+        encoding = self._encoding
+        try:
+            values = [item.decode(encoding) for item in data]  # type: ignore[union-attr]
+        except (AttributeError, UnicodeError):  # a null, or bad bytes: one by one
+            pairs = [self.to_connect(topic, item) for item in data]
+            return [schema for schema, _ in pairs], [value for _, value in pairs]
+        return [OPTIONAL_STRING] * len(values), values
 
     def to_connect(self, topic: str, data: bytes | None) -> tuple[Schema | None, Any]:
         if data is None:

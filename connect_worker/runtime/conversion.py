@@ -7,11 +7,20 @@ the connector's ``<kind>.converter.*`` keys only (as Kafka Connect does).
 
 Each failure is raised as a :class:`StageError` naming the converter that
 failed, so the error handler knows the stage without any per-record cost.
+
+Bulk paths (:meth:`RecordConverters.to_log_many`, :meth:`RecordConverters.values_to_connect`)
+convert a whole batch column by column. A converter may offer
+``from_connect_many(topic, schemas, values) -> list`` and
+``to_connect_many(topic, data) -> (schemas, values)`` (the bundled String and
+ByteArray converters do); others are called once per value. A bulk call that
+fails gives up on the whole batch, and the runner converts it record by record,
+so a bad record is reported exactly as without the bulk path.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -22,10 +31,25 @@ from connectors.api import (
     HeaderConverter,
     SinkRecord,
 )
-from connectors.api.records import ConnectRecord
+from connectors.api.records import ConnectRecord, TimestampType
 from log_engine.client import ConsumerRecord
 
 LogHeaders = list[tuple[str, bytes | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class LogColumns:
+    """A batch of records of one topic in the log's terms, column by column.
+
+    ``keys``, ``partitions`` and ``timestamps`` are None when every record has
+    none (the producer's defaults apply), as ``SyncProducer.send_many`` takes them.
+    """
+
+    topic: str
+    keys: list[bytes | None] | None
+    values: list[bytes | None]
+    partitions: list[int | None] | None
+    timestamps: list[int | None] | None
 
 
 class ConverterLookup(Protocol):
@@ -116,6 +140,78 @@ class RecordConverters:
             raise StageError(Stage.HEADER_CONVERTER, exc) from exc
         return key, value, headers
 
+    def to_log_many(self, records: Sequence[ConnectRecord]) -> LogColumns | None:
+        """The columns of records of one topic without headers, all converted.
+
+        None when the batch does not qualify (several topics, headers) or some
+        value failed to convert: the caller then uses :meth:`to_log` per record.
+        """
+        count = len(records)
+        topic = records[0].topic
+        if [r.topic for r in records].count(topic) != count or any(r.headers for r in records):
+            return None
+        try:
+            keys = _from_connect_column(
+                self.key, topic, [r.key_schema for r in records], [r.key for r in records]
+            )
+            values = _from_connect_column(
+                self.value, topic, [r.value_schema for r in records], [r.value for r in records]
+            )
+        except Exception:
+            return None
+        partitions: list[int | None] | None = [r.partition for r in records]
+        if partitions.count(None) == count:  # type: ignore[union-attr]
+            partitions = None
+        timestamps: list[int | None] | None = [r.timestamp for r in records]
+        if timestamps.count(None) == count:  # type: ignore[union-attr]
+            timestamps = None
+        assert values is not None
+        return LogColumns(topic, keys, values, partitions, timestamps)
+
+    def keys_to_connect(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Any], list[Any]]:
+        """Key schemas and keys of one topic's raw keys (raises: use the per-record path)."""
+        return _to_connect_column(self.key, topic, data)
+
+    def values_to_connect(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Any], list[Any]]:
+        """Value schemas and values of one topic's raw values (raises: use the per-record path)."""
+        return _to_connect_column(self.value, topic, data)
+
+    def to_sink_records(self, run: Sequence[ConsumerRecord]) -> list[SinkRecord] | None:
+        """SinkRecords of consecutive records of one partition, converted in bulk.
+
+        None when the run has headers or some record fails to convert: the
+        caller then uses :meth:`to_sink_record` per record (same results, and the
+        bad record reported as usual).
+        """
+        count = len(run)
+        topic, partition = run[0][0], run[0][1]
+        _, _, offsets, timestamps, raw_keys, raw_values, raw_headers = zip(*run, strict=True)
+        if any(raw_headers):
+            return None
+        try:
+            if raw_keys.count(None) == count:
+                key_schema, key = self.key.to_connect(topic, None)
+                key_schemas: Sequence[Any] = (key_schema,) * count
+                keys: Sequence[Any] = (key,) * count
+            else:
+                key_schemas, keys = _to_connect_column(self.key, topic, raw_keys)
+            value_schemas, values = _to_connect_column(self.value, topic, raw_values)
+        except Exception:
+            return None
+        if min(timestamps) < 0:
+            timestamps = tuple(t if t >= 0 else None for t in timestamps)
+        build, create_time = build_sink_record, TimestampType.CREATE_TIME
+        return [
+            build(topic, partition, k, v, ks, vs, (), t, o, create_time)
+            for k, v, ks, vs, t, o in zip(
+                keys, values, key_schemas, value_schemas, timestamps, offsets, strict=True
+            )
+        ]
+
     def to_sink_record(self, record: ConsumerRecord) -> SinkRecord:
         """The SinkRecord a consumed record stands for (before transforms)."""
         # One unpack: a NamedTuple's fields are properties, each access a call.
@@ -146,6 +242,73 @@ class RecordConverters:
             timestamp=timestamp if timestamp >= 0 else None,
             kafka_offset=offset,
         )
+
+
+def _positional_builder(cls: type) -> Callable[..., Any]:
+    """A positional constructor of the record class ``cls``, for the sinks' bulk path.
+
+    ``cls(**fields)`` parses keywords and fills defaults per call; this function
+    takes every field in declaration order and stores each through its slot
+    descriptor (what the records module's own ``__init__`` does), about 40% less
+    per record. Built from ``dataclasses.fields``, so it follows the class.
+    """
+    names = [f.name for f in dataclasses.fields(cls)]
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    for name in names:
+        namespace["set_" + name] = getattr(cls, name).__set__
+    body = "".join(f"    set_{name}(record, {name})\n" for name in names)
+    source = f"def build({', '.join(names)}):\n    record = new(cls)\n{body}    return record\n"
+    exec(source, namespace)  # field names are identifiers: safe to splice
+    build: Callable[..., Any] = namespace["build"]
+    return build
+
+
+_SINK_RECORD_FIELDS = (
+    "topic", "partition", "key", "value", "key_schema", "value_schema", "headers",
+    "timestamp", "kafka_offset", "timestamp_type",
+)
+
+
+def _sink_record_by_keywords(*values: Any) -> SinkRecord:
+    return SinkRecord(**dict(zip(_SINK_RECORD_FIELDS, values, strict=True)))
+
+
+#: ``SinkRecord`` from its fields in the order of ``_SINK_RECORD_FIELDS``, positionally
+#: (see _positional_builder); by keywords should the class ever declare others.
+build_sink_record: Callable[..., SinkRecord] = (
+    _positional_builder(SinkRecord)
+    if tuple(f.name for f in dataclasses.fields(SinkRecord)) == _SINK_RECORD_FIELDS
+    else _sink_record_by_keywords
+)
+
+
+def _from_connect_column(
+    converter: Converter, topic: str, schemas: list[Any], values: list[Any]
+) -> list[bytes | None] | None:
+    """``converter.from_connect`` over a column; None when every result is None."""
+    count = len(values)
+    if values.count(None) == count and schemas.count(None) == count:
+        only = converter.from_connect(topic, None, None)
+        return None if only is None else [only] * count
+    many = getattr(converter, "from_connect_many", None)
+    if many is not None:
+        converted: list[bytes | None] = many(topic, schemas, values)
+        return converted
+    convert = converter.from_connect
+    return [convert(topic, s, v) for s, v in zip(schemas, values, strict=True)]
+
+
+def _to_connect_column(
+    converter: Converter, topic: str, data: Sequence[bytes | None]
+) -> tuple[list[Any], list[Any]]:
+    """``converter.to_connect`` over a column: the schemas and the values."""
+    many = getattr(converter, "to_connect_many", None)
+    if many is not None:
+        schemas, values = many(topic, data)
+        return schemas, values
+    convert = converter.to_connect
+    pairs = [convert(topic, item) for item in data]
+    return [schema for schema, _ in pairs], [value for _, value in pairs]
 
 
 def _instance(key: str, spec: ConverterSpec, lookup: Any) -> Any:

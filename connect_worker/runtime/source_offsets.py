@@ -4,8 +4,10 @@ A source record's offset may be stored only once the log acknowledged that
 record *and every earlier record of the same source partition*: otherwise a
 crash after the commit would skip the earlier, unacknowledged records.
 :class:`SubmittedRecords` keeps, per source partition, the records sent but
-not yet acknowledged in send order; :meth:`SubmittedRecords.collect` pops the
-acknowledged prefix of each queue and remembers the newest offset popped.
+not yet acknowledged in send order (in runs of records sharing one delivery:
+a batch of records sent together is a few entries, not one per record);
+:meth:`SubmittedRecords.collect` pops the acknowledged prefix of each queue and
+remembers the newest offset popped.
 Records dropped by a transform or skipped as bad count as acknowledged at
 once (they are submitted with no future), so their offsets move on too.
 
@@ -21,7 +23,7 @@ import concurrent.futures
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures._base import FINISHED
 from typing import Any
 
@@ -40,15 +42,36 @@ _NO_KEY = object()
 _FINISHED = FINISHED
 
 
+class _Run:
+    """Consecutive records of one source partition waiting for one delivery.
+
+    ``records[start:stop]`` are the records not yet collected; ``start`` moves on as a
+    failed run's records are handed to the failure handler one by one.
+    """
+
+    __slots__ = ("delivery", "records", "start", "stop")
+
+    def __init__(
+        self, delivery: Delivery | None, records: Sequence[SourceRecord], start: int, stop: int
+    ) -> None:
+        self.delivery = delivery
+        self.records = records
+        self.start = start
+        self.stop = stop
+
+
 class SubmittedRecords:
     """Records handed to the producer and not yet acknowledged, per source partition.
 
-    Used by one thread (the task's). ``in_flight`` counts every record not yet
-    collected; the runner keeps it under its in-flight bound.
+    Records are tracked in runs: consecutive records of one source partition that
+    share a delivery (a ``send_many`` segment, or a single record), so a batch of
+    thousands of records costs a few queue entries. Used by one thread (the
+    task's). ``in_flight`` counts every record not yet collected; the runner keeps
+    it under its in-flight bound.
     """
 
     def __init__(self) -> None:
-        self._pending: dict[str | None, deque[tuple[Delivery | None, SourceRecord]]] = {}
+        self._pending: dict[str | None, deque[_Run]] = {}
         self._committable: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {}
         self._last_partition: object = _NO_KEY
         self._last_key: str | None = None
@@ -57,7 +80,34 @@ class SubmittedRecords:
 
     def submit(self, record: SourceRecord, delivery: Delivery | None) -> None:
         """Track ``record``; ``delivery`` None means nothing to wait for (dropped record)."""
-        partition = record.source_partition
+        self._queue(record.source_partition).append(_Run(delivery, (record,), 0, 1))
+        self.in_flight += 1
+
+    def submit_many(
+        self,
+        records: Sequence[SourceRecord],
+        start: int,
+        stop: int,
+        delivery: Delivery | None,
+    ) -> None:
+        """Track ``records[start:stop]``, all delivered by ``delivery``.
+
+        ``delivery`` None means nothing to wait for (dropped or skipped records).
+        """
+        index = start
+        while index < stop:
+            partition = records[index].source_partition
+            end = index + 1
+            while end < stop:
+                other = records[end].source_partition
+                if other is not partition and other != partition:
+                    break
+                end += 1
+            self._queue(partition).append(_Run(delivery, records, index, end))
+            index = end
+        self.in_flight += stop - start
+
+    def _queue(self, partition: dict[str, Any] | None) -> deque[_Run]:
         if partition is self._last_partition or partition == self._last_partition:
             key = self._last_key
         else:
@@ -66,8 +116,7 @@ class SubmittedRecords:
         queue = self._pending.get(key)
         if queue is None:
             queue = self._pending[key] = deque()
-        queue.append((delivery, record))
-        self.in_flight += 1
+        return queue
 
     def collect(
         self,
@@ -76,15 +125,17 @@ class SubmittedRecords:
     ) -> None:
         """Pop the acknowledged prefix of every partition's queue.
 
-        A failed delivery goes to ``on_failure`` (which raises to fail the task,
-        or returns to skip the record); without one its exception is raised.
+        A failed delivery goes to ``on_failure`` once per record (which raises to
+        fail the task, or returns to skip the record); without one its exception
+        is raised. ``on_ack`` is called for each acknowledged record, in order.
         """
         emptied = []
         for key, queue in self._pending.items():
             newest: SourceRecord | None = None
             try:
                 while queue:
-                    delivery, record = queue[0]
+                    run = queue[0]
+                    delivery, records = run.delivery, run.records
                     if delivery is not None:
                         if delivery._state != _FINISHED:  # no lock: see _FINISHED
                             break
@@ -92,14 +143,26 @@ class SubmittedRecords:
                         if error is not None:
                             if on_failure is None:
                                 raise error
-                            on_failure(record, error)
+                            while run.start < run.stop:  # each record once, even if one raises
+                                record = records[run.start]
+                                on_failure(record, error)
+                                run.start += 1
+                                self._popped(1)
+                                if record.source_offset is not None:
+                                    newest = record
+                                if on_ack is not None:
+                                    on_ack(record)
+                            queue.popleft()
+                            continue
                     queue.popleft()
-                    self.in_flight -= 1
-                    self.acked_since_take += 1
-                    if record.source_offset is not None:
-                        newest = record
+                    self._popped(run.stop - run.start)
+                    for index in range(run.stop - 1, run.start - 1, -1):
+                        if records[index].source_offset is not None:
+                            newest = records[index]
+                            break
                     if on_ack is not None:
-                        on_ack(record)
+                        for index in range(run.start, run.stop):
+                            on_ack(records[index])
             finally:  # even when a failed delivery interrupts: what was popped is committable
                 if newest is not None and key is not None:
                     partition, offset = newest.source_partition, newest.source_offset
@@ -110,11 +173,15 @@ class SubmittedRecords:
         for key in emptied:
             del self._pending[key]
 
+    def _popped(self, count: int) -> None:
+        self.in_flight -= count
+        self.acked_since_take += count
+
     def oldest_pending(self) -> Delivery | None:
         """The delivery at the head of some partition's queue (to wait on), if any."""
         for queue in self._pending.values():
-            if queue and queue[0][0] is not None:
-                return queue[0][0]
+            if queue and queue[0].delivery is not None:
+                return queue[0].delivery
         return None
 
     def take_committable(self) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:

@@ -4,6 +4,12 @@
 
     task.poll() --records--> TransformChain.apply --> RecordConverters.to_log
         --> TopicCreator.ensure (first use) --> SyncProducer.send --> SubmittedRecords
+
+Without transforms, a polled batch takes the bulk path: converted column by
+column (``RecordConverters.to_log_many``), handed over with one
+``SyncProducer.send_many``, tracked per delivered run of records. Anything the
+bulk path cannot take (several topics, headers, a record failing to convert)
+goes the per-record way, with the same results.
     OffsetCommitter: every offset.flush.interval.ms and at stop -> OffsetStore, task.commit()
 
 Exceptions, one behaviour each: ``RetriableError`` from ``poll`` (or a
@@ -203,6 +209,56 @@ class SourceTaskRunner(TaskRunner):
 
     def _send_batch(self, batch: list[SourceRecord]) -> int:
         """Send ``batch``; returns how many records were handled (fewer after a retriable error)."""
+        if not self._chain:
+            sent = self._send_columns(batch)
+            if sent is not None:
+                return sent
+        return self._send_each(batch)
+
+    def _send_columns(self, batch: list[SourceRecord]) -> int | None:
+        """The bulk path: convert ``batch`` column by column and hand it over in one call.
+
+        For a connector without transforms. None when the batch needs the
+        per-record path (several topics, headers, a record that fails to convert:
+        :meth:`_send_each` then reports it as usual). Otherwise returns how many
+        records were handled, at most as many as the in-flight bound leaves room for.
+        """
+        assert self._producer is not None
+        limit = self._settings.max_in_flight_records
+        if self.submitted.in_flight >= limit and not self._wait_for_room():
+            return 0
+        room = limit - self.submitted.in_flight
+        records = batch if len(batch) <= room else batch[:room]
+        columns = self._converters.to_log_many(records)
+        if columns is None:
+            return None
+        topic = columns.topic
+        try:
+            if topic not in self._known_topics:
+                self._first_use(topic)
+        except Exception as exc:
+            self._retriable_or_raise(topic, exc)
+            return 0
+        result = self._producer.send_many(
+            topic, columns.values, columns.keys, None, columns.partitions, columns.timestamps
+        )
+        submit = self.submitted.submit_many
+        for start, stop, future in result.segments:
+            submit(records, start, stop, future)
+        if result.error is not None:
+            self._retriable_or_raise(topic, result.error)
+            return result.sent
+        self._retry_backoff.reset()
+        return len(records)
+
+    def _retriable_or_raise(self, topic: str, exc: BaseException) -> None:
+        """Back off after a retriable error sending to ``topic``; raise any other."""
+        if not (is_retriable(exc) or isinstance(exc, RetriableError)):
+            raise exc
+        self._back_off(f"sending to {topic!r}", exc)
+
+    def _send_each(self, batch: list[SourceRecord]) -> int:
+        """The per-record path: transforms, converters and error handling record by record."""
         assert self._producer is not None
         send = self._producer.send
         submit = self.submitted.submit

@@ -99,6 +99,18 @@ class FileStreamSinkTask(SinkTask):
         if not records:
             return
         assert self._file is not None, "put() before start()"
+        values = [record.value for record in records]
+        values.append("")
+        try:
+            text = "\n".join(values)  # all text: the common case, one join
+        except TypeError:
+            text = self._lines(records)
+        self._file.write(text.encode("utf-8", errors="surrogateescape"))
+        self._file.flush()  # one write(2) per batch: visible now, durable at flush()
+
+    @staticmethod
+    def _lines(records: Sequence[SinkRecord]) -> str:
+        """The batch as text, each value written as Kafka's ``println`` would."""
         lines = []
         for record in records:
             value = record.value
@@ -111,8 +123,7 @@ class FileStreamSinkTask(SinkTask):
             else:
                 lines.append(str(value))
         lines.append("")
-        self._file.write("\n".join(lines).encode("utf-8", errors="surrogateescape"))
-        self._file.flush()  # one write(2) per batch: visible now, durable at flush()
+        return "\n".join(lines)
 
     def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         if self._file is not None:

@@ -29,6 +29,8 @@ import os
 import threading
 import time
 from collections.abc import Mapping
+from itertools import accumulate, islice, repeat
+from operator import add
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -123,6 +125,7 @@ class FileStreamSourceTask(SourceTask):
         self._lines: list[str] = []  # complete lines read, not yet returned
         self._next = 0  # index in _lines of the next line to return
         self._ascii = True  # whether _lines came from ASCII bytes (len == byte length)
+        self._has_cr = False  # whether some line of _lines ends with \r (CRLF)
         self._byte_lengths: list[int] = []  # per line of _lines when not ASCII
         self._missing_logged = False
 
@@ -215,6 +218,7 @@ class FileStreamSourceTask(SourceTask):
         complete = self._pending + data[: end + 1] if self._pending else data[: end + 1]
         self._pending = data[end + 1 :]
         self._ascii = complete.isascii()
+        self._has_cr = b"\r" in complete
         text = complete.decode("utf-8", errors="replace") if not self._ascii else complete.decode()
         lines = text.split("\n")
         lines.pop()  # after the last newline: empty
@@ -228,24 +232,25 @@ class FileStreamSourceTask(SourceTask):
         """Turn up to batch.size read lines into records, advancing the position."""
         start = self._next
         end = min(start + self._batch_size, len(self._lines))
-        position, topic, partition = self._position, self._topic, self._partition
-        records = []
-        for index in range(start, end):
-            line = self._lines[index]
-            position += (len(line) if self._ascii else self._byte_lengths[index]) + 1
-            if line.endswith("\r"):
-                line = line[:-1]
-            records.append(
-                SourceRecord(
-                    topic=topic,
-                    value=line,
-                    value_schema=STRING,
-                    source_partition=partition,
-                    source_offset={"position": position},
-                )
+        lines = self._lines[start:end]
+        sizes = map(len, lines) if self._ascii else iter(self._byte_lengths[start:end])
+        # Each line's offset: the byte just after its newline (a running sum, in C).
+        positions = list(accumulate(map(add, sizes, repeat(1)), initial=self._position))
+        if self._has_cr:
+            lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+        topic, partition = self._topic, self._partition
+        records = [
+            SourceRecord(
+                topic=topic,
+                value=line,
+                value_schema=STRING,
+                source_partition=partition,
+                source_offset={"position": position},
             )
+            for line, position in zip(lines, islice(positions, 1, None), strict=True)
+        ]
         self._next = end
-        self._position = position
+        self._position = positions[-1]
         if end == len(self._lines):
             self._lines, self._next = [], 0
         return records

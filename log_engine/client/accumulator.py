@@ -29,7 +29,7 @@ from typing import Any
 from log_engine.client.cluster import ClusterMetadata
 from log_engine.client.config import ProducerConfig
 from log_engine.client.partitioner import StickyPartitioner
-from log_engine.client.producer_batch import ProducerBatch
+from log_engine.client.producer_batch import ProducerBatch, encoded_size
 from log_engine.client.types import Header, TopicPartition
 
 
@@ -117,6 +117,102 @@ class RecordAccumulator:
             if result[0] is AppendResult.NEW_BATCH:
                 self._sticky_batches[topic] = parts[partition][-1]
             return result
+
+    def try_append_run(
+        self,
+        topic: str,
+        partition: int | None,
+        keys: Sequence[bytes | None] | None,
+        values: Sequence[bytes | None],
+        headers: Sequence[Sequence[Header] | None] | None,
+        timestamps: Sequence[int] | None,
+        timestamp: int,
+        start: int,
+        stop: int,
+        num_partitions: int,
+        available: list[int],
+    ) -> tuple[AppendResult, int, list[tuple[int, int, Any]]]:
+        """Append records ``start``..``stop - 1``, all to ``partition`` (None: sticky).
+
+        :meth:`try_append` for many records under one lock: they fill the open batch,
+        then new ones. Returns ``NEW_BATCH`` if a batch was started (``APPENDED``
+        otherwise) or ``NO_MEMORY`` when ``buffer.memory`` ran out first, the index of
+        the first record not appended, and ``(start, stop, future)`` per batch used.
+        """
+        segments: list[tuple[int, int, Any]] = []
+        started = False
+        index = start
+        with self._lock:
+            parts = self._batches.get(topic)
+            if parts is None:
+                parts = self._batches[topic] = {}
+            full = False  # the open batch refused the next record
+            while index < stop:
+                batch = None if full else self._open_batch(topic, partition, parts)
+                if batch is None:
+                    key = None if keys is None else keys[index]
+                    hdrs = None if headers is None else headers[index]
+                    stamp = timestamp if timestamps is None else timestamps[index]
+                    size_hint = encoded_size(key, values[index], hdrs)
+                    batch = self._new_batch(
+                        topic, partition, parts, size_hint, stamp, num_partitions, available
+                    )
+                    if batch is None:
+                        result = AppendResult.NO_MEMORY
+                        return result, index, segments
+                    started = True
+                end, future = batch.append_run(
+                    keys, values, headers, timestamps, timestamp, index, stop
+                )
+                if future is not None:
+                    segments.append((index, end, future))
+                full = end < stop
+                index = end
+        return (AppendResult.NEW_BATCH if started else AppendResult.APPENDED), index, segments
+
+    def _open_batch(
+        self, topic: str, partition: int | None, parts: dict[int, deque[ProducerBatch]]
+    ) -> ProducerBatch | None:
+        """The batch records for ``partition`` (None: sticky) go to now, if one is open."""
+        if partition is None:
+            batch = self._sticky_batches.get(topic)
+        else:
+            dq = parts.get(partition)
+            batch = dq[-1] if dq else None
+        if batch is None or batch.closed:
+            return None
+        return batch
+
+    def _new_batch(
+        self,
+        topic: str,
+        partition: int | None,
+        parts: dict[int, deque[ProducerBatch]],
+        size_hint: int,
+        timestamp: int,
+        num_partitions: int,
+        available: list[int],
+    ) -> ProducerBatch | None:
+        """Start a batch for ``partition`` (None: move the sticky partition on); lock held."""
+        reserve = max(self._batch_size, size_hint)
+        if reserve > self._free_bytes:
+            return None
+        sticky = partition is None
+        if partition is None:
+            current = self._partitioner.partition(topic, num_partitions, available)
+            self._partitioner.on_batch_closed(topic, current, num_partitions, available)
+            partition = self._partitioner.partition(topic, num_partitions, available)
+        self._free_bytes -= reserve
+        tp = TopicPartition(topic, partition)
+        batch = ProducerBatch(tp, timestamp, self._batch_size, reserve)
+        dq = parts.get(partition)
+        if dq is None:
+            dq = parts[partition] = deque()
+        dq.append(batch)
+        self.incomplete.add(batch)
+        if sticky:
+            self._sticky_batches[topic] = batch
+        return batch
 
     def _start_batch(
         self,

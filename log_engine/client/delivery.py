@@ -18,6 +18,10 @@ with, but:
 - the ``RecordMetadata`` is built when asked for, from the batch's
   :class:`BatchOutcome` (base offset, timestamps).
 
+:class:`SegmentFuture` is the same for a run of consecutive records of one
+batch (``SyncProducer.send_many``): one future per run instead of one per
+record; its result is the list of the run's ``RecordMetadata``.
+
 ``cancel`` returns False: a record handed to the producer cannot be withdrawn.
 This relies on ``concurrent.futures.Future``'s private attributes, which have
 been stable since Python 3.2; ``tests/unit/client`` exercises the public API.
@@ -121,3 +125,27 @@ class DeliveryFuture(concurrent.futures.Future):  # type: ignore[type-arg]
             outcome.condition.notify_all()
         for future in with_callbacks:
             future._invoke_callbacks()  # type: ignore[attr-defined]
+
+
+class SegmentFuture(DeliveryFuture):
+    """The future of records ``start``..``stop - 1`` of one batch (see the module docstring)."""
+
+    def __init__(self, outcome: BatchOutcome, start: int, stop: int) -> None:
+        super().__init__(outcome, start)
+        self._stop = stop
+
+    @property  # type: ignore[override]
+    def _result(self) -> list[RecordMetadata] | None:
+        if self._state == FINISHED and self._exception is None:
+            metadata = self._outcome.metadata
+            return [metadata(index) for index in range(self._index, self._stop)]
+        return None
+
+    @_result.setter
+    def _result(self, value: Any) -> None:  # only set_result() writes it; we never call it
+        pass
+
+    @property
+    def record_count(self) -> int:
+        """How many records this future stands for."""
+        return self._stop - self._index

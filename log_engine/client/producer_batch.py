@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from log_engine.client.delivery import BatchOutcome, DeliveryFuture
+from log_engine.client.delivery import BatchOutcome, DeliveryFuture, SegmentFuture
 from log_engine.client.types import Header, RecordMetadata, TopicPartition
 from log_engine.invariants import check
 from log_engine.records import BATCH_HEADER_SIZE
@@ -200,6 +200,83 @@ class ProducerBatch:
         self.futures.append(future)
         self.timestamps.append(timestamp)
         return future
+
+    def append_run(
+        self,
+        keys: Sequence[bytes | None] | None,
+        values: Sequence[bytes | None],
+        headers: Sequence[Sequence[Header] | None] | None,
+        timestamps: Sequence[int] | None,
+        timestamp: int,
+        start: int,
+        stop: int,
+    ) -> tuple[int, SegmentFuture | None]:
+        """Encode records ``start``..``stop - 1`` while they fit; one future for all of them.
+
+        ``keys``, ``headers`` and ``timestamps`` run parallel to ``values`` (None: no
+        keys, no headers, every record at ``timestamp``). An empty batch takes at least
+        one record, as :meth:`has_room` allows. Returns the index of the first record
+        not appended (``stop`` when all fit) and the future of those appended (None if
+        none was).
+        """
+        first = self.count
+        count = first
+        base = self.base_timestamp
+        records = self._records
+        room = self.limit_bytes - BATCH_HEADER_SIZE - len(records)
+        table, varint, join = _ZIGZAG, _varint, b"".join
+        max_timestamp = self.max_timestamp
+        index = start
+        while index < stop:
+            value = values[index]
+            key = None if keys is None else keys[index]
+            record_headers = None if headers is None else headers[index]
+            stamp = timestamp if timestamps is None else timestamps[index]
+            delta = stamp - base
+            if (
+                key is None
+                and not record_headers
+                and value is not None
+                and 0 <= delta < _TABLE_SIZE
+                and count < _TABLE_SIZE
+            ):
+                # The common record (value only): one join, table lookups for the varints.
+                value_size = len(value)
+                size_prefix = varint(value_size)
+                delta_bytes, count_bytes = table[delta], table[count]
+                size = 3 + len(delta_bytes) + len(count_bytes) + len(size_prefix) + value_size
+                length = table[size] if size < _TABLE_SIZE else varint(size)
+                if count > 0 and len(length) + size > room:
+                    break
+                records += join(
+                    (length, _ZERO, delta_bytes, count_bytes, _NULL, size_prefix, value, _ZERO)
+                )
+            else:
+                body = _encode_body(delta, count, key, value, record_headers)
+                length = varint(len(body))
+                size = len(body)
+                if count > 0 and len(length) + size > room:
+                    break
+                records += length
+                records += body
+            room -= len(length) + size
+            count += 1
+            if stamp > max_timestamp:
+                max_timestamp = stamp
+            index += 1
+        if count == first:
+            return index, None
+        self.count = count
+        self.max_timestamp = max_timestamp
+        if timestamps is None:
+            self.timestamps.extend([timestamp] * (count - first))
+        else:
+            self.timestamps.extend(timestamps[start:index])
+        if self.outcome is None:
+            self.outcome = BatchOutcome(self.tp, self.timestamps)
+        future = SegmentFuture(self.outcome, first, count)
+        self.futures.append(future)
+        return index, future
 
     def seal(
         self,

@@ -95,6 +95,30 @@ class SequenceSourceTask(SourceTask):
         self._stop.set()
 
 
+SOURCE_RECORD_ACKS: dict[str, list[Any]] = {}
+
+
+class AckingSequenceSourceTask(SequenceSourceTask):
+    """Overrides ``commit_record``: sees each acknowledged record (as an MQTT source would)."""
+
+    def commit_record(self, record: SourceRecord) -> None:
+        SOURCE_RECORD_ACKS.setdefault(self.name, []).append(record.value)
+
+
+class AckingSequenceSource(SourceConnector):
+    aliases = ("AckingSequenceSource",)
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.props = dict(props)
+
+    @classmethod
+    def task_class(cls) -> type:
+        return AckingSequenceSourceTask
+
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        return [dict(self.props)]
+
+
 class SequenceSource(SourceConnector):
     aliases = ("SequenceSource",)
 
@@ -197,7 +221,7 @@ class ValueStartsWith(Predicate):
 
 @hookimpl
 def sluice_connectors() -> list[type]:
-    return [SequenceSource, MemorySink]
+    return [SequenceSource, AckingSequenceSource, MemorySink]
 
 
 @hookimpl

@@ -165,3 +165,59 @@ def test_committer_waits_for_its_interval() -> None:
     assert store.get("c", {"p": "a"}) is None
     committer.maybe_commit(now=float("inf"))
     assert store.get("c", {"p": "a"}) == {"n": 1}
+
+
+# -- records sent together (SyncProducer.send_many segments) ------------------------------
+
+
+def test_a_batch_becomes_committable_at_its_newest_offset_once_acked() -> None:
+    submitted = SubmittedRecords()
+    batch = [record("a", n) for n in range(5)] + [record("b", n) for n in range(3)]
+    first, second = concurrent.futures.Future(), concurrent.futures.Future()
+    submitted.submit_many(batch, 0, 6, first)  # a0..a4 and b0 in one delivery
+    submitted.submit_many(batch, 6, 8, second)
+    assert submitted.in_flight == 8
+    second.set_result(None)
+    submitted.collect()
+    assert committable(submitted) == {}  # b1, b2 wait for b0 (in the first delivery)
+    first.set_result(None)
+    submitted.collect()
+    assert committable(submitted) == {KEY_A: {"n": 4}, KEY_B: {"n": 2}}
+    assert submitted.in_flight == 0
+
+
+def test_acks_of_a_batch_reach_commit_record_per_record_in_order() -> None:
+    submitted = SubmittedRecords()
+    batch = [record("a", n) for n in range(4)]
+    submitted.submit_many(batch, 0, 2, acked())
+    submitted.submit_many(batch, 2, 4, None)  # dropped ones: nothing to wait for
+    seen: list[int] = []
+    submitted.collect(on_ack=lambda r: seen.append(r.value))
+    assert seen == [0, 1, 2, 3]
+
+
+def test_a_failed_batch_fails_each_of_its_records_and_only_once() -> None:
+    submitted = SubmittedRecords()
+    batch = [record("a", n) for n in range(6)]
+    failed: Future = concurrent.futures.Future()
+    failed.set_exception(RuntimeError("broker said no"))
+    submitted.submit_many(batch, 0, 2, acked())
+    submitted.submit_many(batch, 2, 5, failed)
+    submitted.submit_many(batch, 5, 6, acked())
+    with pytest.raises(RuntimeError):
+        submitted.collect()
+    assert committable(submitted) == {KEY_A: {"n": 1}}  # not past the failed records
+    calls: list[int] = []
+
+    def fail_on_three(rec: SourceRecord, error: BaseException) -> None:
+        calls.append(rec.value)
+        if rec.value == 3:
+            raise ValueError("tolerance none")
+
+    with pytest.raises(ValueError):
+        submitted.collect(on_failure=fail_on_three)
+    assert committable(submitted) == {KEY_A: {"n": 2}}  # record 2 was skipped before 3 failed
+    submitted.collect(on_failure=lambda r, e: calls.append(r.value))
+    assert calls == [2, 3, 3, 4]  # 3 again (its handler raised), never 2 twice
+    assert committable(submitted) == {KEY_A: {"n": 5}}
+    assert submitted.in_flight == 0
