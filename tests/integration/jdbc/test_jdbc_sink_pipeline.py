@@ -106,7 +106,8 @@ def test_wrong_password_fails_the_task_and_check_reports_it(
 
 
 def test_unreachable_host_and_missing_table(
-    make_herder: MakeHerder, postgres: PostgresServer, pg_database: str, topic_name: str,
+    make_herder: MakeHerder, broker: BrokerProcess, postgres: PostgresServer, pg_database: str,
+    topic_name: str,
 ) -> None:
     herder = make_herder(**{"task.restart.enabled": "false"})
     unreachable = sink_config(postgres, pg_database, topic_name, **{
@@ -119,3 +120,13 @@ def test_unreachable_host_and_missing_table(
     herder.put_connector_config("sink", unreachable, allow_replace=False)
     wait_for(lambda: task_state(herder, "sink") is State.FAILED, "the task to fail")
     assert "Connection refused" in task_trace(herder, "sink")
+    produce_connect(broker, topic_name, [(None, None, VALUE, {"id": 1, "name": "kept"})])
+    herder.put_connector_config("sink2", missing, allow_replace=False)
+    wait_for(lambda: task_state(herder, "sink2") is State.FAILED, "the second task to fail")
+    assert f"table out_{topic_name} does not exist" in task_trace(herder, "sink2")
+    # Nothing lost: once the table exists, a restarted task writes the record.
+    with postgres.connect(pg_database) as conn:
+        conn.execute(f'CREATE TABLE "out_{topic_name}" (id bigint, name text)')
+    herder.restart_task("sink2", 0)
+    wait_for(lambda: rows(postgres, pg_database, f'SELECT id, name FROM "out_{topic_name}"')
+             == [(1, "kept")], "the record after the restart")

@@ -121,6 +121,9 @@ def test_sqlite_to_postgres_and_restart_resumes_from_the_offset(
     expected += [(i, f"n{i}", i * 0.5, bool(i % 2)) for i in range(21, 26)]
     wait_for(lambda: rows(postgres, pg_database, query) == expected, "the rows added meanwhile")
     assert topic_size(broker, f"{prefix}orders") == 25  # nothing read twice across the restart
+    wait_for(lambda: again.connector_offsets("source") == [
+        {"partition": {"table": "orders"}, "offset": {"incrementing": 25}}
+    ], "Confluent-shaped offsets")
     assert again.connector_status("source").tasks[0].state is State.RUNNING
 
 
@@ -175,3 +178,28 @@ def test_bad_source_configs_fail_with_the_reason_and_check_reports_them(
         wait_for(lambda n=name: herder.connector_status(n).state is State.FAILED,
                  f"{name} to fail")
         assert reason in (herder.connector_status(name).trace or "")
+
+
+def test_tables_spread_over_tasks_and_a_new_table_is_picked_up(
+    make_herder: MakeHerder, broker: BrokerProcess, postgres: PostgresServer, pg_database: str,
+    topic_name: str,
+) -> None:
+    with postgres.connect(pg_database) as conn:
+        for table in ("a", "b", "c"):
+            conn.execute(f"CREATE TABLE {table} (id int PRIMARY KEY, v text)")
+            conn.execute(f"INSERT INTO {table} VALUES (1, '{table}1')")
+    prefix = f"{topic_name}-"
+    herder = make_herder()
+    herder.put_connector_config("source", source_config(
+        postgres.url(pg_database), prefix, **{"tasks.max": "2", "table.poll.interval.ms": "200"}
+    ), allow_replace=False)
+    wait_for(lambda: all(topic_size(broker, prefix + t) == 1 for t in "abc"), "three topics")
+    plans = [json.loads(c["tables"]) for c in herder.task_configs("source")]
+    assert plans == [["a", "c"], ["b"]]
+    with postgres.connect(pg_database) as conn:
+        conn.execute("CREATE TABLE d (id int PRIMARY KEY, v text)")
+        conn.execute("INSERT INTO d VALUES (1, 'd1'), (2, 'd2')")
+    wait_for(lambda: topic_size(broker, prefix + "d") == 2, "the new table's rows")
+    assert [json.loads(c["tables"]) for c in herder.task_configs("source")] == [
+        ["a", "c"], ["b", "d"]]
+    assert all(topic_size(broker, prefix + t) == 1 for t in "abc")  # nothing read twice

@@ -166,3 +166,16 @@ def test_sqlite_upsert_and_schemaless_auto_create(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT id, name, ok, price, at FROM items ORDER BY id").fetchall()
     assert rows == [(1, "b", 0, None, None), (2, "t", None, 2.25, "2024-05-01 12:30:00")]
+
+
+def test_kafka_pk_mode_keys_rows_by_topic_partition_offset(
+    postgres: PostgresServer, pg_database: str
+) -> None:
+    task = start_task(postgres.url(pg_database), **{
+        "insert.mode": "upsert", "pk.mode": "kafka", "auto.create": "true"})
+    task.put([rec(0, 1, "a"), rec(1, 2, "b")])
+    task.put([rec(1, 2, "b again")])  # redelivered offset 1: same row
+    task.stop()
+    assert pg_rows(postgres, pg_database, "SELECT __connect_topic, __connect_partition, "
+                   "__connect_offset, name FROM items ORDER BY 3") == [
+        ("items", 0, 0, "a"), ("items", 0, 1, "b again")]
