@@ -93,12 +93,15 @@ class Table:
             parsers.append(parser)
             placeholders.append(_placeholder(schema))
         self.parsers = tuple(parsers)
+        self._specs = tuple(  # text columns need no parsing: parser None
+            (name, None if parser is str else parser, placeholder)
+            for name, parser, placeholder in zip(self.names, parsers, placeholders, strict=True)
+        )
         self._zeros = tuple(
             (name, _zero(schema))
             for (name, schema), column in zip(fields, columns, strict=True)
             if not column.optional and name not in key_columns
         )
-        self._placeholders = tuple(placeholders)
         self.value_schema = struct(*fields, name=f"{self.topic}.Value", optional=True)
         self.key_indexes = tuple(self.names.index(k) for k in key_columns if k in self.names)
         self.key_names = tuple(self.names[i] for i in self.key_indexes)
@@ -124,13 +127,14 @@ class Table:
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """Connect data of a row from its text values (None, or unchanged-TOAST markers)."""
         row = {}
-        for name, parser, value, placeholder in zip(
-            self.names, self.parsers, values, self._placeholders, strict=True
-        ):
+        unchanged = UNCHANGED_TOAST
+        for (name, parser, placeholder), value in zip(self._specs, values, strict=True):
             if value is None:
                 row[name] = None
-            elif value is UNCHANGED_TOAST:
+            elif value is unchanged:
                 row[name] = placeholder
+            elif parser is None:
+                row[name] = value
             else:
                 row[name] = parser(value)
         return row

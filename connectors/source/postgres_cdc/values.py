@@ -81,6 +81,8 @@ def _timestamp_us(text: str) -> int:
 
 
 def _zoned_timestamp(text: str) -> str:
+    if text.endswith("+00") and text[4] == "-" and text[10] == " ":  # UTC session: the usual
+        return f"{text[:10]}T{text[11:-3]}Z"  # PostgreSQL already trims fraction zeros
     if text in ("infinity", "-infinity"):
         return text
     value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
