@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connectors.api import ConnectError, DataError, RetriableError, Schema
+from connectors.api import ConnectError, Schema
 from connectors.jdbc.url import DialectName, JdbcUrl
 
 
@@ -59,8 +59,11 @@ class Dialect(ABC):
         self.url = url
 
     @abstractmethod
-    def connect(self, *, autocommit: bool = False) -> Any:
-        """A new connection; ConnectError with a clear reason when it fails."""
+    def connect(self, *, autocommit: bool = False, create: bool = True) -> Any:
+        """A new connection; ConnectError with a clear reason when it fails.
+
+        ``create=False``: an embedded database file must exist already (sources).
+        """
 
     @abstractmethod
     def begin(self, conn: Any) -> None:
@@ -147,7 +150,7 @@ class Dialect(ABC):
         """Insert many rows (PostgreSQL overrides this with COPY)."""
         conn.cursor().executemany(self.insert_sql(table, columns), list(rows))
 
-    def execute_many(self, conn: Any, sql: str, rows: list[Sequence[Any]]) -> None:
+    def execute_many(self, conn: Any, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         conn.cursor().executemany(sql, rows)
 
     def adapt(self, schema: Schema | None) -> Any:
@@ -172,14 +175,3 @@ def wrap_error(dialect: Dialect, exc: BaseException, doing: str) -> ConnectError
     message = f"{doing} failed on {dialect.url.describe()}: {type(exc).__name__}: {exc}".strip()
     return kind(message)
 
-
-__all__ = [
-    "Column",
-    "ConnectError",
-    "DataError",
-    "Dialect",
-    "RetriableError",
-    "TableId",
-    "dialect_for",
-    "wrap_error",
-]

@@ -54,7 +54,9 @@ class PostgresDialect(Dialect):
     name = DialectName.POSTGRESQL
     placeholder = "%s"
 
-    def connect(self, *, autocommit: bool = False) -> psycopg.Connection[Any]:
+    def connect(
+        self, *, autocommit: bool = False, create: bool = True
+    ) -> psycopg.Connection[Any]:
         try:
             conn = psycopg.connect(
                 self.url.target,

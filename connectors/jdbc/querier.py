@@ -144,7 +144,7 @@ class Querier:
             rows = [self._read(row, readers) for row in rows]
         out = [
             SourceRecord(
-                topic=topic, value=dict(zip(names, row, strict=True)), value_schema=schema,
+                topic=topic, value=dict(zip(names, row, strict=False)), value_schema=schema,
                 source_partition=partition,
             )
             for row in rows

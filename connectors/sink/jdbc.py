@@ -181,14 +181,15 @@ class JdbcSinkTask(SinkTask):
         self._stopping.wait(self._config.retry_backoff_ms / 1000)
 
     def _ensure_connected(self) -> None:
+        """Reconnect after a lost connection: retriable up to max.retries times in a row."""
         if self._conn is None or getattr(self._conn, "closed", False):
             try:
                 self._connect()
             except ConnectError as exc:
-                if self._failures < self._config.max_retries and self._writer is not None:
-                    self._failures += 1
-                    raise RetriableError(str(exc)) from exc
-                raise
+                self._failures += 1
+                if self._failures > self._config.max_retries:
+                    raise
+                raise RetriableError(str(exc)) from exc
 
     def _rollback(self) -> None:
         if self._writer is not None:

@@ -53,9 +53,7 @@ def _dialect(config: JdbcSourceConfig) -> Dialect:
 
 
 def _connect(dialect: Dialect, *, autocommit: bool) -> Any:
-    if dialect.name is DialectName.SQLITE:
-        return dialect.connect(autocommit=autocommit, create=False)  # type: ignore[call-arg]
-    return dialect.connect(autocommit=autocommit)
+    return dialect.connect(autocommit=autocommit, create=False)  # a source never creates a file
 
 
 def _normal(dialect: Dialect, name: str) -> str:
