@@ -142,7 +142,7 @@ def _variable_decimal(text: str) -> dict[str, Any] | None:
 
 
 def _twos_complement(number: int) -> bytes:
-    length = max(1, (number.bit_length() + 8) // 8)
+    length = ((number if number >= 0 else ~number).bit_length() + 8) // 8  # minimal, as Java
     return number.to_bytes(length, "big", signed=True)
 
 

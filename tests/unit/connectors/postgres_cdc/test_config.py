@@ -1,0 +1,57 @@
+"""The connector's keys: Debezium's names and defaults, clear errors, one task."""
+
+from __future__ import annotations
+
+import pytest
+
+from connectors.api import ConfigError
+from connectors.source.postgres_cdc.config import PostgresCdcConfig
+from connectors.source.postgres_cdc.connector import PostgresCdcConnector
+
+BASE = {"database.hostname": "h", "database.user": "u", "database.dbname": "d",
+        "topic.prefix": "srv", "database.password": "pw"}
+
+
+def test_defaults_are_debeziums() -> None:
+    config = PostgresCdcConfig.from_props(BASE)
+    assert (config.port, config.plugin_name, config.slot_name) == (5432, "pgoutput", "debezium")
+    assert config.publication_name == "dbz_publication"
+    assert config.publication_autocreate_mode == "all_tables"
+    assert config.snapshot_mode == "initial" and config.tombstones_on_delete
+    assert config.decimal_handling_mode == "precise" and config.skipped == {"t"}
+    assert "pw" not in repr(config)
+
+
+def test_bad_values_name_their_key() -> None:
+    with pytest.raises(ConfigError, match=r"plugin.name: .*only pgoutput"):
+        PostgresCdcConfig.from_props({**BASE, "plugin.name": "decoderbufs"})
+    with pytest.raises(ConfigError, match=r"topic\.prefix: is required"):
+        PostgresCdcConfig.from_props({k: v for k, v in BASE.items() if k != "topic.prefix"})
+    with pytest.raises(ConfigError, match=r"snapshot\.mode"):
+        PostgresCdcConfig.from_props({**BASE, "snapshot.mode": "sometimes"})
+    with pytest.raises(ConfigError, match="cannot both be set"):
+        PostgresCdcConfig.from_props(
+            {**BASE, "table.include.list": "a.b", "table.exclude.list": "c.d"})
+    with pytest.raises(ConfigError, match=r"table\.include\.list: .*bad regex"):
+        PostgresCdcConfig.from_props({**BASE, "table.include.list": "public.(x"})
+    with pytest.raises(ConfigError, match=r"skipped\.operations"):
+        PostgresCdcConfig.from_props({**BASE, "skipped.operations": "x"})
+
+
+def test_table_lists_are_anchored() -> None:
+    include = PostgresCdcConfig.from_props({**BASE, "table.include.list": "public.a.*, s.b"})
+    assert include.captures("public.abc") and include.captures("s.b")
+    assert not include.captures("s.bb") and not include.captures("xpublic.a")
+    exclude = PostgresCdcConfig.from_props({**BASE, "table.exclude.list": "public.tmp_.*"})
+    assert exclude.captures("public.t") and not exclude.captures("public.tmp_1")
+
+
+def test_one_task_whatever_tasks_max_says() -> None:
+    connector = PostgresCdcConnector()
+    connector.start({**BASE, "tasks.max": "4"})
+    configs = connector.task_configs(4)
+    assert len(configs) == 1 and configs[0]["topic.prefix"] == "srv"
+    assert "io.debezium.connector.postgresql.PostgresConnector" in connector.aliases
+    assert {"PostgresCdcSource", "PostgresConnector"} <= set(connector.aliases)
+    for name, field in PostgresCdcConfig.model_fields.items():
+        assert field.description, name
