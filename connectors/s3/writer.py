@@ -12,10 +12,11 @@ written (rotation) when:
 
 Writing a batch uploads its other objects first and its head (the object
 named by the batch's first offset) last; see :mod:`connectors.s3.recovery`.
-A failed upload keeps the batch; it is retried before anything else is taken
-(the caller turns the failure into a RetriableError). Records at offsets
-already taken are skipped, so a batch redelivered after a RetriableError is
-not buffered twice.
+Batches are written by an :class:`~connectors.s3.uploader.Uploader` (in the
+background, in order); ``committed_offset`` moves when a whole batch is in S3.
+A failed write is retried by the uploader before anything else (the task
+turns the failure into a RetriableError). Records at offsets already taken
+are skipped, so a batch redelivered after a RetriableError is not taken twice.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from connectors.api import SinkRecord, TopicPartition
 from connectors.s3.formats import FileBuffer, ObjectFormat
 from connectors.s3.naming import object_key
 from connectors.s3.recovery import META_BATCH_END, META_BATCH_START, META_RECORDS
+from connectors.s3.uploader import Uploader
 
 log = logging.getLogger(__name__)
 
@@ -81,12 +83,14 @@ class PartitionWriter:
         policy: RotationPolicy,
         upload: Upload,
         start_offset: int | None,
+        uploader: Uploader,
     ) -> None:
         self.tp = tp
         self._format = fmt
         self._topics_dir = topics_dir
         self._policy = policy
         self._upload = upload
+        self._uploader = uploader
         self.committed_offset = start_offset  # next offset after what S3 holds
         self.next_offset = start_offset  # records below this were taken already
         self._open: dict[str, _OpenObject] = {}
@@ -95,7 +99,6 @@ class PartitionWriter:
         self._last_offset: int | None = None
         self._first_ts: int | None = None
         self._opened_at = 0.0
-        self._pending: _Batch | None = None
         self.objects_written = 0
         self.bytes_written = 0
 
@@ -104,8 +107,7 @@ class PartitionWriter:
         return self._count
 
     def add(self, item: Encoded) -> None:
-        """Take one checked record (may write a batch first or after)."""
-        self.write_pending()
+        """Take one checked record (may close a batch before or after it)."""
         offset = item.record.kafka_offset
         if self.next_offset is not None and offset < self.next_offset:
             return  # taken before (a redelivered batch)
@@ -166,17 +168,14 @@ class PartitionWriter:
                 objects.append(written)
         assert head is not None, "the batch's first record opened one of its objects"
         objects.append(head)  # the head last: once it exists, the whole batch does
-        self._pending = _Batch(objects, self._first_offset, self._last_offset + 1)
+        batch = _Batch(objects, self._first_offset, self._last_offset + 1)
         self._open.clear()
         self._count = 0
         self._first_offset = self._last_offset = self._first_ts = None
-        self.write_pending()
+        self._uploader.submit(lambda: self._write(batch))
 
-    def write_pending(self) -> None:
-        """Write the closed batch's remaining objects (raises what the upload raised)."""
-        batch = self._pending
-        if batch is None:
-            return
+    def _write(self, batch: _Batch) -> None:
+        """Write the batch's objects not written yet (a retry goes on where it failed)."""
         meta = {META_BATCH_START: str(batch.start_offset), META_BATCH_END: str(batch.end_offset)}
         while batch.written < len(batch.objects):
             key, data, records = batch.objects[batch.written]
@@ -184,12 +183,11 @@ class PartitionWriter:
             batch.written += 1
             self.objects_written += 1
             self.bytes_written += len(data)
-        self._pending = None
         self.committed_offset = batch.end_offset
         log.debug("%s: committed up to offset %d", self.tp, batch.end_offset)
 
     def discard(self) -> None:
-        """Drop everything not written (the partition is closed)."""
+        """Drop the records not closed into a batch (the partition is closed)."""
         self._open.clear()
-        self._pending = None
         self._count = 0
+        self._first_offset = self._last_offset = self._first_ts = None

@@ -16,9 +16,11 @@ the Wallclock extractor. ``rotate.schedule.interval.ms`` and Wallclock cut
 objects by the wall clock: a restart may then write records again in objects
 of other names (at-least-once), as with Confluent's sink.
 
-``put`` checks a whole batch (format, partitioner, nulls) before taking any of
-it, so a DataError leaves nothing half-buffered; an S3 failure while writing
-raises RetriableError (transient) or ConnectError (credentials, bucket gone).
+Closed batches are uploaded by a background thread, in order, while records
+keep coming (at most MAX_QUEUED_BATCHES wait). ``put`` checks a whole batch
+(format, partitioner, nulls) before taking any of it, so a DataError leaves
+nothing half-buffered; an S3 failure while writing raises RetriableError
+(transient) or ConnectError (credentials, bucket gone).
 """
 
 from __future__ import annotations
@@ -47,9 +49,13 @@ from connectors.s3.partitioners import Partitioner
 from connectors.s3.recovery import committed_end
 from connectors.s3.sink_config import S3SinkConfig
 from connectors.s3.upload import put_object
+from connectors.s3.uploader import Uploader
 from connectors.s3.writer import Encoded, PartitionWriter, RotationPolicy
 
 log = logging.getLogger(__name__)
+
+#: Closed batches waiting for the background upload (then put() waits): bounds memory.
+MAX_QUEUED_BATCHES = 2
 
 
 class S3SinkConnector(SinkConnector):
@@ -100,6 +106,7 @@ class S3SinkTask(SinkTask):
             config.format_class, bytearray_separator=config.separator_bytes()
         )
         self._partitioner: Partitioner = config.build_partitioner()
+        self._uploader = Uploader(background=True, max_queued=MAX_QUEUED_BATCHES)
         self._policy = RotationPolicy(
             config.flush_size, config.rotate_interval_ms, config.rotate_schedule_interval_ms
         )
@@ -142,10 +149,11 @@ class S3SinkTask(SinkTask):
             )
 
         return PartitionWriter(
-            tp, self._format, config.topics_dir, self._policy, upload, start_offset
+            tp, self._format, config.topics_dir, self._policy, upload, start_offset, self._uploader
         )
 
     def close(self, partitions: Sequence[TopicPartition]) -> None:
+        self._uploader.drain()  # batches already closed still go out (at most a few)
         with self._lock:
             for tp in partitions:
                 writer = self._writers.pop(tp, None)
@@ -179,6 +187,7 @@ class S3SinkTask(SinkTask):
         return Encoded(record, encoded_partition, payload, timestamp)
 
     def _take(self, checked: list[Encoded]) -> None:
+        self._uploader.check()
         writers = self._writers
         for item in checked:
             record = item.record
@@ -192,10 +201,15 @@ class S3SinkTask(SinkTask):
         self._rotate_scheduled()
 
     def _rotate_scheduled(self) -> None:
+        self._uploader.check()
         for writer in list(self._writers.values()):
-            writer.write_pending()
             if writer.schedule_due():
                 writer.rotate()
+
+    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
+        """Wait until the closed batches are in S3 (open objects stay open: see pre_commit)."""
+        self._uploader.drain()
+        self._s3_call(self._uploader.check)
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         self._s3_call(self._rotate_scheduled)
@@ -216,6 +230,9 @@ class S3SinkTask(SinkTask):
             raise ConnectError(message) from exc
 
     def stop(self) -> None:
+        uploader = getattr(self, "_uploader", None)
+        if uploader is not None:
+            uploader.close()  # batches not written yet are read again after a restart
         with self._lock:
             for writer in self._writers.values():
                 writer.discard()

@@ -46,6 +46,12 @@ def make_task(s3: S3Server, bucket: str) -> Iterator[MakeTask]:
         task.stop()
 
 
+def put(task: S3SinkTask, records: list[SinkRecord]) -> None:
+    """``put``, then wait for the background upload of the batches it closed."""
+    task.put(records)
+    task.flush({})
+
+
 def lines(s3: S3Server, bucket: str, key: str) -> list[object]:
     return [json.loads(line) for line in object_bytes(s3, bucket, key).splitlines()]
 
@@ -55,7 +61,7 @@ def test_json_objects_are_cut_by_flush_size_and_a_new_task_resumes_after_them(
 ) -> None:
     task, context = make_task(TP0, TP1, **{"flush.size": "3"})
     assert context.rewinds == {}  # nothing in S3 yet: the group's offsets apply
-    task.put([rec({"n": i}, i) for i in range(7)] + [rec({"m": i}, i, 1) for i in range(3)])
+    put(task, [rec({"n": i}, i) for i in range(7)] + [rec({"m": i}, i, 1) for i in range(3)])
     assert object_keys(s3, bucket) == [
         "topics/t/partition=0/t+0+0000000000.json",
         "topics/t/partition=0/t+0+0000000003.json",
@@ -83,7 +89,7 @@ def test_a_batch_cut_short_by_a_crash_is_not_counted_and_is_rewritten_whole(
         "partition.field.name": "c",
     }
     task, _ = make_task(TP0, **props)
-    task.put([rec({"c": c, "i": i}, i) for i, c in enumerate("abab")])
+    put(task, [rec({"c": c, "i": i}, i) for i, c in enumerate("abab")])
     task.stop()
     # what a task dying while writing the batch [4, 8) leaves: an object of it, not its head
     orphan = object_key("topics", "t", "c=b", 0, 5, "json")
@@ -95,7 +101,7 @@ def test_a_batch_cut_short_by_a_crash_is_not_counted_and_is_rewritten_whole(
     )
     task, context = make_task(TP0, **props)
     assert context.rewinds == {TP0: 4}
-    task.put([rec({"c": c, "i": i}, i) for i, c in zip(range(4, 8), "abab", strict=True)])
+    put(task, [rec({"c": c, "i": i}, i) for i, c in zip(range(4, 8), "abab", strict=True)])
     assert lines(s3, bucket, orphan) == [{"c": "b", "i": 5}, {"c": "b", "i": 7}]
     everything = [v for key in object_keys(s3, bucket) for v in lines(s3, bucket, key)]
     assert sorted(v["i"] for v in everything) == list(range(8))  # type: ignore[index]
@@ -105,7 +111,7 @@ def test_bytearray_objects_hold_the_raw_values(
     s3: S3Server, bucket: str, make_task: MakeTask
 ) -> None:
     task, _ = make_task(TP0, **{"flush.size": "2", "format.class": "bytearray"})
-    task.put([rec(b"\x00\xffone", 0), rec(b"two", 1)])
+    put(task, [rec(b"\x00\xffone", 0), rec(b"two", 1)])
     key = "topics/t/partition=0/t+0+0000000000.bin"
     assert object_keys(s3, bucket) == [key]
     assert object_bytes(s3, bucket, key) == b"\x00\xffone\ntwo\n"
@@ -117,7 +123,7 @@ def test_parquet_objects_read_back_with_pyarrow(
     format_class = "io.confluent.connect.s3.format.parquet.ParquetFormat"
     task, _ = make_task(TP0, **{"flush.size": "3", "format.class": format_class})
     rows = [{"id": i, "name": f"n{i}", "score": i / 2} for i in range(3)]
-    task.put([rec(row, i) for i, row in enumerate(rows)])
+    put(task, [rec(row, i) for i, row in enumerate(rows)])
     key = "topics/t/partition=0/t+0+0000000000.snappy.parquet"
     assert object_keys(s3, bucket) == [key]
     table = pq.read_table(io.BytesIO(object_bytes(s3, bucket, key)))
@@ -142,7 +148,7 @@ def test_field_and_time_based_partitioners_shape_the_keys(
             "topics.dir": "backup/",
         },
     )
-    task.put([rec({"n": 0}, 0, ts=at), rec({"n": 1}, 1, ts=at + 60_000)])
+    put(task, [rec({"n": 0}, 0, ts=at), rec({"n": 1}, 1, ts=at + 60_000)])
     assert object_keys(s3, bucket) == [
         "backup/t/year=2024/month=03/day=07/hour=09/t+0+0000000000.json"
     ]
@@ -158,7 +164,7 @@ def test_field_and_time_based_partitioners_shape_the_keys(
         }
     )
     field_task.open([TP0])
-    field_task.put([rec({"country": c}, i) for i, c in enumerate(["fr", "de", "fr"])])
+    put(field_task, [rec({"country": c}, i) for i, c in enumerate(["fr", "de", "fr"])])
     assert object_keys(s3, other) == [
         "topics/t/country=de/t+0+0000000001.json",
         "topics/t/country=fr/t+0+0000000000.json",
@@ -167,6 +173,7 @@ def test_field_and_time_based_partitioners_shape_the_keys(
         {"country": "fr"},
         {"country": "fr"},
     ]
+    field_task.stop()
 
 
 def test_rotate_interval_cuts_objects_on_record_time(
@@ -174,7 +181,7 @@ def test_rotate_interval_cuts_objects_on_record_time(
 ) -> None:
     task, _ = make_task(TP0, **{"flush.size": "1000", "rotate.interval.ms": "60000"})
     times = [0, 30_000, 59_999, 60_000, 61_000, 120_000]
-    task.put([rec({"n": i}, i, ts=1_700_000_000_000 + t) for i, t in enumerate(times)])
+    put(task, [rec({"n": i}, i, ts=1_700_000_000_000 + t) for i, t in enumerate(times)])
     keys = object_keys(s3, bucket)
     assert keys == [
         "topics/t/partition=0/t+0+0000000000.json",
@@ -189,7 +196,7 @@ def test_an_object_over_the_part_size_is_uploaded_in_parts(
     props = {"flush.size": "6", "format.class": "bytearray", "s3.part.size": str(5 * MiB)}
     task, _ = make_task(TP0, **props)
     values = [bytes([65 + i]) * MiB for i in range(6)]
-    task.put([rec(v, i) for i, v in enumerate(values)])
+    put(task, [rec(v, i) for i, v in enumerate(values)])
     key = "topics/t/partition=0/t+0+0000000000.bin"
     assert object_bytes(s3, bucket, key) == b"".join(v + b"\n" for v in values)
     head = object_metadata(s3, bucket, key)
@@ -205,7 +212,7 @@ def test_null_values_fail_by_default_or_are_skipped_or_written(
         failing.put([rec({"n": 0}, 0), rec(None, 1)])
     assert failing.details()["partitions"]["t-0"]["buffered_records"] == 0  # nothing taken
     ignoring, _ = make_task(TP1, **{"flush.size": "2", "behavior.on.null.values": "ignore"})
-    ignoring.put([rec({"n": 0}, 0, 1), rec(None, 1, 1), rec({"n": 2}, 2, 1)])
+    put(ignoring, [rec({"n": 0}, 0, 1), rec(None, 1, 1), rec({"n": 2}, 2, 1)])
     assert lines(s3, bucket, "topics/t/partition=1/t+1+0000000000.json") == [{"n": 0}, {"n": 2}]
     assert ignoring.pre_commit({TP1: 3}) == {TP1: 3}
     other = s3.new_bucket()
@@ -213,8 +220,9 @@ def test_null_values_fail_by_default_or_are_skipped_or_written(
     writing.initialize(SinkContext({TP0}))
     writing.start({**s3.props(other), "flush.size": "2", "behavior.on.null.values": "write"})
     writing.open([TP0])
-    writing.put([rec(None, 0), rec({"n": 1}, 1)])
+    put(writing, [rec(None, 0), rec({"n": 1}, 1)])
     assert lines(s3, other, "topics/t/partition=0/t+0+0000000000.json") == [None, {"n": 1}]
+    writing.stop()
 
 
 def test_a_bad_record_refuses_its_batch_whole_and_the_good_ones_go_through_alone(
@@ -231,6 +239,7 @@ def test_a_bad_record_refuses_its_batch_whole_and_the_good_ones_go_through_alone
             task.put([record])
         except DataError:
             refused.append(record.kafka_offset)
+    task.flush({})
     assert refused == [1]
     key = "topics/t/partition=0/t+0+0000000000.snappy.parquet"
     assert pq.read_table(io.BytesIO(object_bytes(s3, bucket, key))).to_pylist() == [

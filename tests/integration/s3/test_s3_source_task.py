@@ -99,6 +99,7 @@ def write_backup(s3: S3Server, bucket: str, counts: dict[int, int], flush_size: 
             for i in range(n)
         ]
     )
+    sink.flush({})  # the background upload of the closed batches
     sink.stop()
 
 

@@ -12,6 +12,7 @@ from connectors.api.schema import INT64, STRING
 from connectors.s3.formats import ByteArrayFormat, JsonFormat, ObjectFormat
 from connectors.s3.parquet import ParquetFormat
 from connectors.s3.partitioners import DefaultPartitioner, FieldPartitioner, Partitioner
+from connectors.s3.uploader import Uploader
 from connectors.s3.writer import Encoded, PartitionWriter, RotationPolicy
 
 TP = TopicPartition("t", 0)
@@ -41,7 +42,9 @@ def writer(
     store: Store, fmt: ObjectFormat, flush_size: int = 3, rotate_interval_ms: int = -1
 ) -> PartitionWriter:
     policy = RotationPolicy(flush_size, rotate_interval_ms, -1)
-    return PartitionWriter(TP, fmt, "topics", policy, store.upload, None)
+    return PartitionWriter(
+        TP, fmt, "topics", policy, store.upload, None, Uploader(background=False)
+    )
 
 
 def feed(
