@@ -48,7 +48,7 @@ class _Shape:
     """How to turn records of one kind into rows, and the statement for them."""
 
     table: TableId
-    op: str  # insert | upsert | update | delete
+    op: str  # insert | upsert | update | delete | noop (a tombstone for a missing table)
     columns: tuple[str, ...]
     pk: tuple[str, ...]
     row: Callable[[SinkRecord], tuple[Any, ...]]
@@ -104,7 +104,7 @@ class SinkWriter:
                 last_key_schema = record.key_schema
                 if next_shape is not None and next_shape.op == "delete":
                     last_schema = None  # tombstones have no schema: never the fast path
-            if next_shape is None:
+            if next_shape is None or next_shape.op == "noop":
                 counts.skipped += 1
                 continue
             if next_shape is not shape:
@@ -178,6 +178,8 @@ class SinkWriter:
     def _make_shape(self, record: SinkRecord, op: str) -> _Shape:
         table = self.table_for(record.topic)
         key_cols, key_schemas, key_row = self._key_part(record)
+        if op == "delete" and not self._table_exists(table):
+            return _Shape(table, "noop", (), (), _empty_row)  # nothing to delete from
         value = record.value if op != "delete" else {}
         pk_value = self.config.pk_field_list() if self.config.pk_mode == "record_value" else []
         if self.config.pk_mode == "record_value" and not pk_value:
@@ -187,7 +189,8 @@ class SinkWriter:
         value_schemas = [self._field_schema(schema, c, value.get(c)) for c in value_cols]
         pk = list(key_cols) if self.config.pk_mode in ("kafka", "record_key") else pk_value
         columns = (*key_cols, *value_cols)
-        self._ensure_table(table, columns, (*key_schemas, *value_schemas), pk)
+        if op != "delete":
+            self._ensure_table(table, columns, (*key_schemas, *value_schemas), pk)
         get_value = _getter(value_cols)
         adapt = self._adapt
 
@@ -250,6 +253,14 @@ class SinkWriter:
 
     # ------------------------------------------------------------ tables
 
+    def _table_exists(self, table: TableId) -> bool:
+        if table in self._tables:
+            return True
+        found = self.dialect.columns(self.conn, table)
+        if found is not None:
+            self._tables[table] = {c.name for c in found}
+        return found is not None
+
     def _ensure_table(
         self,
         table: TableId,
@@ -291,6 +302,7 @@ class SinkWriter:
         self.conn.execute(sql)
         self._tables[table] = set(columns)
         self._new_tables.add(table)
+        self._shapes.clear()  # tombstones for this table were no-ops until now
 
     # ------------------------------------------------------------ statements
 

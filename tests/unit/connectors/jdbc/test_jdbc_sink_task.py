@@ -179,3 +179,18 @@ def test_kafka_pk_mode_keys_rows_by_topic_partition_offset(
     assert pg_rows(postgres, pg_database, "SELECT __connect_topic, __connect_partition, "
                    "__connect_offset, name FROM items ORDER BY 3") == [
         ("items", 0, 0, "a"), ("items", 0, 1, "b again")]
+
+
+def test_a_tombstone_before_the_table_exists_creates_nothing(
+    postgres: PostgresServer, pg_database: str
+) -> None:
+    task = start_task(postgres.url(pg_database), **{
+        "insert.mode": "upsert", "pk.mode": "record_key", "auto.create": "true",
+        "delete.enabled": "true"})
+    task.put([rec(0, 1, None, tomb=True)])
+    assert task.details()["tombstones_skipped"] == 1
+    task.put([rec(1, 1, "a"), rec(2, 2, "b"), rec(3, 1, None, tomb=True)])
+    task.stop()
+    assert pg_rows(postgres, pg_database, "SELECT id, name FROM items") == [(2, "b")]
+    assert len(pg_rows(postgres, pg_database, "SELECT * FROM information_schema.columns "
+                                              "WHERE table_name = 'items'")) == 4
