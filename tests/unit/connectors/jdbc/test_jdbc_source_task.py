@@ -88,3 +88,21 @@ def test_incrementing_resumes_after_the_stored_offset(
     task.stop()
     assert [r.value["v"] for r in records] == ["v4", "v5"]
     assert records[-1].source_offset == {"incrementing": 5}
+
+
+def test_postgres_rows_stream_through_a_server_side_cursor(
+    postgres: PostgresServer, pg_database: str
+) -> None:
+    with postgres.connect(pg_database) as conn:
+        conn.execute("CREATE TABLE t (id int PRIMARY KEY)")
+        conn.execute("INSERT INTO t SELECT generate_series(1, 10)")
+    task = start(postgres.url(pg_database), mode="incrementing", tables='["t"]', **{
+        "incrementing.column.name": "id", "batch.max.rows": "4"})
+    first = task.poll()
+    # The round is open: its rows wait in a DECLAREd cursor on the server, not in memory.
+    cursors = task._conn.execute("SELECT count(*) FROM pg_cursors").fetchone()
+    rest = drain(task)
+    task.stop()
+    assert [r.value["id"] for r in first] == [1, 2, 3, 4]
+    assert cursors == (1,)
+    assert [r.value["id"] for r in rest] == list(range(5, 11))
