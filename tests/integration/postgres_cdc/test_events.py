@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Callable
 from decimal import Decimal
 
 import psycopg
 
+from connect_worker.converters.json import JsonConverter
 from connectors.api import SchemaType
 from tests.integration.postgres_cdc.conftest import TaskHarness
 
@@ -218,3 +221,35 @@ def test_include_list_and_decimal_modes(
         assert sorted(r.value["after"]["amount"] for r in h2.records) == [1.125, 2.5]
     finally:
         h2.stop()
+
+
+def test_json_converter_output_is_debeziums(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute(ALL_TYPES)
+    db.execute(ROW)
+    h = harness()
+    record = h.poll_until(lambda rs: len(rs) >= 1)[0]
+    converter = JsonConverter()
+    converter.configure({})
+    envelope = json.loads(converter.from_connect(record.topic, record.value_schema, record.value))
+    after = envelope["payload"]["after"]
+    assert after["price"] == base64.b64encode((123450).to_bytes(3, "big")).decode()
+    assert after["raw"] == "AP8Q" and after["happened"] == 1709296496789000
+    assert after["free"] == {"scale": 5, "value": base64.b64encode(b"\x04\xcb\x2f").decode()}
+    schema = envelope["schema"]
+    assert schema["name"] == "srv.public.everything.Envelope" and schema["version"] == 1
+    fields = {f["field"]: f for f in schema["fields"]}
+    price = {f["field"]: f for f in fields["after"]["fields"]}["price"]
+    assert price == {
+        "type": "bytes", "optional": True, "name": "org.apache.kafka.connect.data.Decimal",
+        "version": 1, "parameters": {"scale": "2", "connect.decimal.precision": "10"},
+        "field": "price",
+    }
+    key_converter = JsonConverter()
+    key_converter.configure({}, is_key=True)
+    key = json.loads(key_converter.from_connect(record.topic, record.key_schema, record.key))
+    assert key == {"schema": {"type": "struct", "optional": False,
+                              "name": "srv.public.everything.Key",
+                              "fields": [{"type": "int64", "optional": False, "field": "id"}]},
+                   "payload": {"id": 1}}

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 
 from connectors.api import SourceRecord
-from tests.integration.postgres_cdc.conftest import TaskHarness
+from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
 from tests.support.postgres import PostgresServer
 
 SENTINEL = -1
@@ -125,3 +125,40 @@ def test_a_snapshot_interrupted_by_a_crash_is_redone(
     redone = [r for r in second.records if r.value and r.value["op"] == "r"]
     assert len(redone) == 2999  # the whole table again, as of the new snapshot
     assert rebuild(first.records + second.records) == table_state(db)
+
+
+def test_snapshot_modes_initial_only_always_and_when_needed(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE items (id int PRIMARY KEY, v int NOT NULL)")
+    db.execute("INSERT INTO items SELECT g, 0 FROM generate_series(1, 5) g")
+    only = harness(**{"snapshot.mode": "initial_only", "slot.name": "only"})
+    only.poll_until(lambda rs: len(rs) >= 5)
+    db.execute("INSERT INTO items VALUES (6, 0)")
+    only.poll()
+    assert len(only.records) == 5 and only.task.details()["phase"] == "snapshot-only-done"
+    only.stop()
+
+    first = harness(**{"snapshot.mode": "no_data", "slot.name": "again"})
+    db.execute("INSERT INTO items VALUES (7, 0)")
+    first.poll_until(lambda rs: len(rs) >= 1)
+    assert [r.value["op"] for r in first.records] == ["c"]
+    first.stop()
+
+    # always: a stored offset and a live slot, still a snapshot first, then the stream
+    again = harness(first.stored, **{"snapshot.mode": "always", "slot.name": "again"})
+    db.execute("INSERT INTO items VALUES (8, 0)")
+    again.poll_until(lambda rs: any(r.key == {"id": 8} for r in rs))
+    assert sorted(r.key["id"] for r in again.records if r.value["op"] == "r") == list(range(1, 8))
+    assert [r.key["id"] for r in again.records if r.value["op"] == "c"] == [8]
+    again.stop()
+
+    # when_needed: the offset's slot is gone, so the state is read again
+    wait_for(lambda: db.execute(
+        "SELECT active_pid IS NULL FROM pg_replication_slots WHERE slot_name = 'again'"
+    ).fetchone()[0], "the stopped task's walsender to exit")
+    db.execute("SELECT pg_drop_replication_slot('again')")
+    needed = harness(again.stored, **{"snapshot.mode": "when_needed", "slot.name": "again"})
+    needed.poll_until(lambda rs: len(rs) >= 8)
+    assert {r.value["op"] for r in needed.records} == {"r"}
+    assert rebuild(needed.records) == table_state(db)
