@@ -194,3 +194,21 @@ def test_a_tombstone_before_the_table_exists_creates_nothing(
     assert pg_rows(postgres, pg_database, "SELECT id, name FROM items") == [(2, "b")]
     assert len(pg_rows(postgres, pg_database, "SELECT * FROM information_schema.columns "
                                               "WHERE table_name = 'items'")) == 4
+
+
+def test_a_lost_connection_is_retriable_and_the_batch_lands_after_reconnecting(
+    postgres: PostgresServer, pg_database: str
+) -> None:
+    from connectors.api import RetriableError
+
+    task = start_task(postgres.url(pg_database), **{
+        "auto.create": "true", "retry.backoff.ms": "0", "max.retries": "1"})
+    task.put([rec(0, 1, "a")])
+    with postgres.connect(pg_database) as admin:
+        admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = current_database() AND pid <> pg_backend_pid()")
+    with pytest.raises(RetriableError, match="connection"):
+        task.put([rec(1, 2, "b")])
+    task.put([rec(1, 2, "b")])  # the runtime redelivers the same batch
+    task.stop()
+    assert pg_rows(postgres, pg_database, "SELECT id FROM items ORDER BY id") == [(1,), (2,)]
