@@ -305,7 +305,9 @@ def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[li
 
 def _check(connector_class: type[Any], config: dict[str, str]) -> list[str]:
     """The connector's own connectivity test against the real system."""
-    try:
-        return [f"check: {problem}" for problem in connector_class().check(config)]
-    except Exception as exc:  # a check that crashes is a problem to report, not a crash
-        return [f"check() failed: {type(exc).__name__}: {exc}"]
+    from connect_worker.validation import connectivity_problems
+
+    return [
+        f"check: {problem}" if key == "connector.class" else f"check: {key}: {problem}"
+        for key, problem in connectivity_problems(connector_class, config)
+    ]

@@ -99,20 +99,50 @@ def validate_connector_config(
     registry: PluginRegistry,
     props: Mapping[str, str],
     providers: Mapping[str, ConfigProvider] | None = None,
+    *,
+    check: bool = False,
 ) -> ValidationResult:
     """Check ``props`` completely; never raises (see the module docstring).
 
     With ``providers``, ``${...}`` references are resolved first (problems go
     under their keys); values are always shown as given, references unresolved.
+    With ``check``, a config without problems is also tested against the real
+    system by the connector's ``check()`` (see :func:`connectivity_problems`).
     """
     result = ValidationResult()
     shown = dict(props)
     try:
         values = _resolved(props, providers, result)
         _validate(registry, values, shown, result)
+        if check and result.ok and result.connector_class is not None:
+            for key, problem in connectivity_problems(result.connector_class, values):
+                result.add(key, problem)
     except Exception as exc:  # a plugin model blew up: report it, never raise
         result.add("connector.class", f"validation failed: {type(exc).__name__}: {exc}")
     return result
+
+
+def connectivity_problems(cls: type[Connector], values: dict[str, str]) -> list[tuple[str, str]]:
+    """``(key, problem)`` for each problem the connector's ``check()`` found.
+
+    A problem written ``"<key>: ..."`` about one of the connector's keys goes
+    under that key (where Kafka's validate shows a failed connection under
+    ``connection.url``); any other under ``connector.class``. A ``check()``
+    that raises is itself a problem.
+    """
+    try:
+        problems = cls().check(values)
+    except Exception as exc:  # a crashing check is a problem to show, not a failure
+        return [("connector.class", f"check() failed: {type(exc).__name__}: {exc}")]
+    keys = {info.alias or name for name, info in cls.config_model.model_fields.items()}
+    placed = []
+    for problem in problems:
+        key, separator, rest = problem.partition(": ")
+        if separator and key in keys | set(values):
+            placed.append((key, rest))
+        else:
+            placed.append(("connector.class", problem))
+    return placed
 
 
 def _resolved(

@@ -204,7 +204,7 @@ class StandaloneHerder(Herder):
 
     def validate_config(self, plugin: str, config: dict[str, str]) -> dict[str, Any]:
         props = {**config, "connector.class": plugin}
-        result = validate_connector_config(self._registry, props, self._providers)
+        result = validate_connector_config(self._registry, props, self._providers, check=True)
         return result.to_json(plugin)
 
     # -- changes (each runs on the control thread) ---------------------------------------

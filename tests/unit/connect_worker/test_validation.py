@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import BaseModel
 
@@ -173,3 +175,26 @@ def test_every_bundled_model_field_has_a_description(registry: PluginRegistry) -
 
 def test_hidden_marker_value() -> None:
     assert HIDDEN == "[hidden]"
+
+
+def test_check_runs_only_when_asked_and_places_problems_under_their_key(
+    registry: PluginRegistry, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    sink = {"name": "k", "connector.class": "FileStreamSink", "topics": "demo",
+            "file": str(blocker / "out.txt")}
+    assert validate_connector_config(registry, sink).ok  # config alone is fine
+    result = validate_connector_config(registry, sink, check=True)
+    assert result.errors == {"file": [f"{blocker} is not a directory"]}
+    body = result.to_json("FileStreamSink")
+    assert body["error_count"] == 1
+
+
+def test_check_is_skipped_while_the_config_has_problems(registry: PluginRegistry) -> None:
+    result = validate_connector_config(
+        registry, {"name": "k", "connector.class": "FileStreamSink", "topics": "demo",
+                   "file": "/etc/hostname/out.txt", "errors.tolerance": "some"},
+        check=True,
+    )
+    assert set(result.errors) == {"errors.tolerance"}
