@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from connectors.api import DataError, SinkRecord
 
-NULL_JSON = b"null\n"
+NULL_JSON = b"null"
 
 
 class FileBuffer(Protocol):
@@ -64,11 +64,16 @@ class ObjectFormat(Protocol):
 
 
 class StreamBuffer:
-    """A buffer of byte lines: everything added is final at once (JSON lines, bytes)."""
+    """Records as bytes, each followed by a separator (JSON lines, bytes).
 
-    def __init__(self) -> None:
+    Values are kept as given and joined with the separator once, at the end:
+    no copy per record.
+    """
+
+    def __init__(self, separator: bytes) -> None:
         self.count = 0
         self.size_bytes = 0
+        self._separator = separator
         self._chunks: list[bytes] = []
 
     def accepts(self, encoded: Any) -> bool:
@@ -77,10 +82,13 @@ class StreamBuffer:
     def add(self, encoded: bytes) -> None:
         self._chunks.append(encoded)
         self.count += 1
-        self.size_bytes += len(encoded)
+        self.size_bytes += len(encoded) + len(self._separator)
 
     def take_ready(self) -> bytes:
-        data = b"".join(self._chunks)
+        if not self._chunks:
+            return b""
+        self._chunks.append(b"")  # a separator after the last record too
+        data = self._separator.join(self._chunks)
         self._chunks.clear()
         return data
 
@@ -114,13 +122,13 @@ class JsonFormat:
         except (TypeError, ValueError) as exc:
             problem = f"{_where(record)}: the value is not JSON serialisable: {exc}"
             raise DataError(problem) from None
-        return text.encode("utf-8", errors="surrogateescape") + b"\n"
+        return text.encode("utf-8", errors="surrogateescape")
 
     def encode_null(self, record: SinkRecord) -> bytes:
         return NULL_JSON
 
     def new_buffer(self) -> FileBuffer:
-        return StreamBuffer()
+        return StreamBuffer(b"\n")
 
     def decode(self, data: bytes) -> list[Any]:
         return [json.loads(line) for line in data.splitlines() if line.strip()]
@@ -137,22 +145,22 @@ class ByteArrayFormat:
 
     def encode(self, record: SinkRecord) -> bytes:
         value = record.value
-        if isinstance(value, bytes):
-            return value + self.separator
-        if isinstance(value, bytearray | memoryview):
-            return bytes(value) + self.separator
+        if type(value) is bytes:
+            return value
+        if isinstance(value, bytes | bytearray | memoryview):
+            return bytes(value)
         if isinstance(value, str):
-            return value.encode("utf-8", errors="surrogateescape") + self.separator
+            return value.encode("utf-8", errors="surrogateescape")
         raise DataError(
             f"{_where(record)}: format.class=bytearray needs bytes or text values, got "
             f"{type(value).__name__} (use value.converter=ByteArrayConverter)"
         )
 
     def encode_null(self, record: SinkRecord) -> bytes:
-        return self.separator
+        return b""
 
     def new_buffer(self) -> FileBuffer:
-        return StreamBuffer()
+        return StreamBuffer(self.separator)
 
     def decode(self, data: bytes) -> list[Any]:
         if not data:

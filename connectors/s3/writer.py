@@ -112,7 +112,7 @@ class PartitionWriter:
         if self.next_offset is not None and offset < self.next_offset:
             return  # taken before (a redelivered batch)
         if item.payload is not None:
-            if self._count and self._interval_passed(item.timestamp_ms):
+            if item.timestamp_ms is not None and self._interval_passed(item.timestamp_ms):
                 self.rotate()
             current = self._open.get(item.encoded_partition)
             if current is not None and not current.buffer.accepts(item.payload):
@@ -132,9 +132,9 @@ class PartitionWriter:
         if self._count >= self._policy.flush_size:
             self.rotate()
 
-    def _interval_passed(self, timestamp_ms: int | None) -> bool:
+    def _interval_passed(self, timestamp_ms: int) -> bool:
         interval = self._policy.rotate_interval_ms
-        if interval < 0 or timestamp_ms is None or self._first_ts is None:
+        if interval < 0 or not self._count or self._first_ts is None:
             return False
         return timestamp_ms - self._first_ts >= interval
 

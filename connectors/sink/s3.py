@@ -163,42 +163,55 @@ class S3SinkTask(SinkTask):
     # -- records ----------------------------------------------------------------------
 
     def put(self, records: Sequence[SinkRecord]) -> None:
-        checked = [self._check(record) for record in records]  # DataError: nothing taken
+        checked = self._check_all(records)  # DataError: nothing was taken
         self._s3_call(lambda: self._take(checked))
 
-    def _check(self, record: SinkRecord) -> Encoded:
-        value = record.value
-        if value is None:
-            behaviour = self._config.behavior_on_null_values
-            if behaviour == "fail":
-                raise DataError(
-                    f"record {record.topic}-{record.partition}@{record.kafka_offset}: null value "
-                    "(set behavior.on.null.values=ignore or write to accept tombstones)"
-                )
-            if behaviour == "ignore":
-                return Encoded(record, "", None, None)
-            payload = self._format.encode_null(record)
-            return Encoded(record, self._partitioner.encode(record), payload, record.timestamp)
-        payload = self._format.encode(record)
-        encoded_partition = self._partitioner.encode(record)
-        timestamp = (
-            self._partitioner.timestamp_ms(record) if self._policy.rotate_interval_ms >= 0 else None
-        )
-        return Encoded(record, encoded_partition, payload, timestamp)
+    def _check_all(self, records: Sequence[SinkRecord]) -> list[Encoded]:
+        """Each record encoded and placed, or a DataError for the first bad one."""
+        encode, place = self._format.encode, self._partitioner.encode
+        timestamp = self._partitioner.timestamp_ms if self._policy.rotate_interval_ms >= 0 else None
+        checked = []
+        for record in records:
+            if record.value is None:
+                checked.append(self._check_null(record))
+            else:
+                ts = timestamp(record) if timestamp is not None else None
+                checked.append(Encoded(record, place(record), encode(record), ts))
+        return checked
+
+    def _check_null(self, record: SinkRecord) -> Encoded:
+        behaviour = self._config.behavior_on_null_values
+        if behaviour == "fail":
+            raise DataError(
+                f"record {record.topic}-{record.partition}@{record.kafka_offset}: null value "
+                "(set behavior.on.null.values=ignore or write to accept tombstones)"
+            )
+        if behaviour == "ignore":
+            return Encoded(record, "", None, None)
+        payload = self._format.encode_null(record)
+        return Encoded(record, self._partitioner.encode(record), payload, record.timestamp)
 
     def _take(self, checked: list[Encoded]) -> None:
         self._uploader.check()
-        writers = self._writers
+        current: tuple[str, int | None] | None = None
+        writer: PartitionWriter | None = None
         for item in checked:
             record = item.record
-            tp = TopicPartition(record.topic, record.partition or 0)
-            writer = writers.get(tp)
-            if writer is None:  # not opened (should not happen): start from what S3 holds
-                writer = self._new_writer(tp, self._find_end(tp))
-                with self._lock:
-                    writers[tp] = writer
+            key = (record.topic, record.partition)
+            if key != current:  # records come in runs per partition: look up once per run
+                current, writer = key, self._writer_for(record.topic, record.partition or 0)
+            assert writer is not None
             writer.add(item)
         self._rotate_scheduled()
+
+    def _writer_for(self, topic: str, partition: int) -> PartitionWriter:
+        tp = TopicPartition(topic, partition)
+        writer = self._writers.get(tp)
+        if writer is None:  # not opened (should not happen): start from what S3 holds
+            writer = self._new_writer(tp, self._find_end(tp))
+            with self._lock:
+                self._writers[tp] = writer
+        return writer
 
     def _rotate_scheduled(self) -> None:
         self._uploader.check()

@@ -58,7 +58,11 @@ def feed(
 def test_json_lines_round_trip_and_refuse_what_json_cannot_hold() -> None:
     fmt = JsonFormat()
     values = [{"a": 1, "b": [1, 2]}, "text", 3.5, None, {"é": "ü"}]
-    data = b"".join(fmt.encode(rec(v, i)) for i, v in enumerate(values))
+    buffer = fmt.new_buffer()
+    for i, v in enumerate(values):
+        buffer.add(fmt.encode(rec(v, i)))
+    data = buffer.finish()
+    assert data.count(b"\n") == len(values) and data.endswith(b"\n")
     assert fmt.decode(data) == values
     with pytest.raises(DataError, match="t-0@7: the value is raw bytes"):
         fmt.encode(rec(b"\x00\x01", 7))
@@ -70,7 +74,14 @@ def test_json_lines_round_trip_and_refuse_what_json_cannot_hold() -> None:
 
 def test_bytearray_appends_the_separator_and_splits_on_it() -> None:
     fmt = ByteArrayFormat(b"|")
-    data = fmt.encode(rec(b"ab", 0)) + fmt.encode(rec("cd", 1)) + fmt.encode_null(rec(None, 2))
+    buffer = fmt.new_buffer()
+    for encoded in (
+        fmt.encode(rec(b"ab", 0)),
+        fmt.encode(rec("cd", 1)),
+        fmt.encode_null(rec(None, 2)),
+    ):
+        buffer.add(encoded)
+    data = buffer.finish()
     assert data == b"ab|cd||"
     assert fmt.decode(data) == [b"ab", b"cd", b""]
     with pytest.raises(DataError, match="needs bytes or text values, got dict"):
