@@ -240,6 +240,9 @@ class PostgresCdcTask(SourceTask):
                 except RetriableError:
                     self._lose_stream()
                     raise
+                except psycopg.OperationalError as exc:  # the catalog/heartbeat connection
+                    self._lose_stream()
+                    raise RetriableError(f"lost a connection to PostgreSQL: {exc}") from None
             if self._phase == "reconnecting":
                 self._reconnect()
                 return []

@@ -99,3 +99,13 @@ def test_a_broken_stream_is_reopened_without_loss_or_doubles(
     assert h.retriable_errors  # the break was seen and reported as retriable
     assert [r.key["id"] for r in h.records] == list(range(1, 11))
     assert h.task.details()["phase"] == "streaming"
+
+
+def test_slot_drop_on_stop(db: psycopg.Connection, harness: Callable[..., TaskHarness]) -> None:
+    db.execute("CREATE TABLE t (id int PRIMARY KEY)")
+    h = harness(**{"slot.drop.on.stop": "true", "slot.name": "temporary"})
+    db.execute("INSERT INTO t VALUES (1)")
+    h.poll_until(lambda rs: len(rs) >= 1)
+    assert db.execute("SELECT count(*) FROM pg_replication_slots").fetchone()[0] == 1
+    h.stop()
+    assert db.execute("SELECT count(*) FROM pg_replication_slots").fetchone()[0] == 0
