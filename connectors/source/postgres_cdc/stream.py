@@ -73,7 +73,10 @@ class ReplicationStream:
         result = self._command(
             f"CREATE_REPLICATION_SLOT {slot} LOGICAL pgoutput (SNAPSHOT '{mode}')"
         )
-        lsn = parse_lsn(result.get_value(0, 1).decode())
+        point = result.get_value(0, 1)
+        if point is None:
+            raise ConnectError(f"CREATE_REPLICATION_SLOT {slot} returned no consistent point")
+        lsn = parse_lsn(point.decode())
         name = result.get_value(0, 2)
         return CreatedSlot(lsn, name.decode() if name else None)
 

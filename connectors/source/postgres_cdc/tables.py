@@ -126,7 +126,7 @@ class Table:
 
     def row(self, values: Sequence[Any]) -> dict[str, Any]:
         """Connect data of a row from its text values (None, or unchanged-TOAST markers)."""
-        row = {}
+        row: dict[str, Any] = {}
         unchanged = UNCHANGED_TOAST
         for (name, parser, placeholder), value in zip(self._specs, values, strict=True):
             if value is None:
