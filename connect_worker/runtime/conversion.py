@@ -204,13 +204,10 @@ class RecordConverters:
             return None
         if min(timestamps) < 0:
             timestamps = tuple(t if t >= 0 else None for t in timestamps)
-        build, create_time = build_sink_record, TimestampType.CREATE_TIME
-        return [
-            build(topic, partition, k, v, ks, vs, (), t, o, create_time)
-            for k, v, ks, vs, t, o in zip(
-                keys, values, key_schemas, value_schemas, timestamps, offsets, strict=True
-            )
-        ]
+        return build_sink_records(
+            topic, partition, keys, values, key_schemas, value_schemas, timestamps, offsets,
+            (), TimestampType.CREATE_TIME,
+        )
 
     def to_sink_record(self, record: ConsumerRecord) -> SinkRecord:
         """The SinkRecord a consumed record stands for (before transforms)."""
@@ -244,41 +241,64 @@ class RecordConverters:
         )
 
 
-def _positional_builder(cls: type) -> Callable[..., Any]:
-    """A positional constructor of the record class ``cls``, for the sinks' bulk path.
-
-    ``cls(**fields)`` parses keywords and fills defaults per call; this function
-    takes every field in declaration order and stores each through its slot
-    descriptor (what the records module's own ``__init__`` does), about 40% less
-    per record. Built from ``dataclasses.fields``, so it follows the class.
-    """
-    names = [f.name for f in dataclasses.fields(cls)]
-    namespace: dict[str, Any] = {"new": object.__new__, "cls": cls}
-    for name in names:
-        namespace["set_" + name] = getattr(cls, name).__set__
-    body = "".join(f"    set_{name}(record, {name})\n" for name in names)
-    source = f"def build({', '.join(names)}):\n    record = new(cls)\n{body}    return record\n"
-    exec(source, namespace)  # field names are identifiers: safe to splice
-    build: Callable[..., Any] = namespace["build"]
-    return build
-
-
 _SINK_RECORD_FIELDS = (
     "topic", "partition", "key", "value", "key_schema", "value_schema", "headers",
     "timestamp", "kafka_offset", "timestamp_type",
 )
+#: The fields that differ per record; the others are one value for a whole run.
+_SINK_RECORD_COLUMNS = ("key", "value", "key_schema", "value_schema", "timestamp", "kafka_offset")
+_SinkRecordsBuilder = Callable[..., list[SinkRecord]]
 
 
-def _sink_record_by_keywords(*values: Any) -> SinkRecord:
-    return SinkRecord(**dict(zip(_SINK_RECORD_FIELDS, values, strict=True)))
+def _slot_builder() -> _SinkRecordsBuilder:
+    """``build(topic, partition, keys, values, key_schemas, value_schemas, timestamps,
+    kafka_offsets, headers, timestamp_type)``: the SinkRecords of one run.
+
+    ``SinkRecord(**fields)`` costs a call with keyword parsing per record; this loop
+    stores each field through its slot descriptor, as the records module's own
+    ``__init__`` does, with no call per record: about 2.5 times cheaper.
+    """
+    namespace: dict[str, Any] = {"new": object.__new__, "cls": SinkRecord, "zip": zip}
+    for name in _SINK_RECORD_FIELDS:
+        namespace["set_" + name] = getattr(SinkRecord, name).__set__
+    stores = "".join(f"        set_{name}(record, {name})\n" for name in _SINK_RECORD_FIELDS)
+    columns = ", ".join(_SINK_RECORD_COLUMNS)
+    source = (
+        "def build(topic, partition, keys, values, key_schemas, value_schemas, timestamps,\n"
+        "          kafka_offsets, headers, timestamp_type):\n"
+        "    out = []\n"
+        "    append = out.append\n"
+        f"    for {columns} in zip(keys, values, key_schemas, value_schemas, timestamps,\n"
+        "                         kafka_offsets):\n"
+        "        record = new(cls)\n"
+        f"{stores}"
+        "        append(record)\n"
+        "    return out\n"
+    )
+    exec(source, namespace)  # field names only: safe to splice
+    build: _SinkRecordsBuilder = namespace["build"]
+    return build
 
 
-#: ``SinkRecord`` from its fields in the order of ``_SINK_RECORD_FIELDS``, positionally
-#: (see _positional_builder); by keywords should the class ever declare others.
-build_sink_record: Callable[..., SinkRecord] = (
-    _positional_builder(SinkRecord)
+def _keyword_builder(
+    topic: str, partition: int, *columns_then_constants: Any
+) -> list[SinkRecord]:
+    """:func:`_slot_builder`'s result through the constructor (should SinkRecord change)."""
+    *columns, headers, timestamp_type = columns_then_constants
+    return [
+        SinkRecord(
+            topic=topic, partition=partition, headers=headers, timestamp_type=timestamp_type,
+            **dict(zip(_SINK_RECORD_COLUMNS, row, strict=True)),
+        )
+        for row in zip(*columns, strict=True)
+    ]
+
+
+#: The SinkRecords of one partition's run (see _slot_builder for the arguments).
+build_sink_records: _SinkRecordsBuilder = (
+    _slot_builder()
     if tuple(f.name for f in dataclasses.fields(SinkRecord)) == _SINK_RECORD_FIELDS
-    else _sink_record_by_keywords
+    else _keyword_builder
 )
 
 

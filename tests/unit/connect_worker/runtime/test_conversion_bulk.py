@@ -12,7 +12,11 @@ from connect_worker.converters import (
     SimpleHeaderConverter,
     StringConverter,
 )
-from connect_worker.runtime.conversion import RecordConverters, build_sink_record
+from connect_worker.runtime.conversion import (
+    RecordConverters,
+    _keyword_builder,
+    build_sink_records,
+)
 from connect_worker.runtime.error_handling import StageError
 from connectors.api import Converter, DataError, SinkRecord, SourceRecord
 from connectors.api.records import TimestampType
@@ -144,13 +148,17 @@ def test_to_sink_records_steps_aside_for_headers_and_bad_values() -> None:
     assert converters.to_sink_records([_consumed(0, value=b"not json")]) is None
 
 
-def test_build_sink_record_equals_the_keyword_constructor() -> None:
-    built = build_sink_record(
-        "t", 1, "k", "v", STRING, None, (("h", 1),), 9, 42, TimestampType.LOG_APPEND_TIME
+def test_sink_records_built_by_slots_equal_the_keyword_constructor() -> None:
+    args = (
+        "t", 1, ["k", None], ["v", b"w"], [STRING, None], [None, STRING], [9, None], [42, 43],
+        (("h", 1),), TimestampType.LOG_APPEND_TIME,
     )
-    assert built == SinkRecord(
+    built = build_sink_records(*args)
+    assert built == _keyword_builder(*args)
+    assert built[0] == SinkRecord(
         topic="t", partition=1, key="k", value="v", key_schema=STRING, headers=(("h", 1),),
         timestamp=9, kafka_offset=42, timestamp_type=TimestampType.LOG_APPEND_TIME,
     )
+    assert built[1].value == b"w" and built[1].kafka_offset == 43
     with pytest.raises(AttributeError):
-        built.value = "changed"  # type: ignore[misc]  # still immutable
+        built[0].value = "changed"  # type: ignore[misc]  # still immutable
