@@ -1,6 +1,6 @@
 """S3 sink throughput: log -> S3Sink -> S3, against boto3 uploading the same objects.
 
-Fills a topic with N records of 1 KiB (not timed), starts ``sluice standalone``
+Fills a topic with N records of 1 KiB (not timed; ``--record-bytes``), starts ``sluice standalone``
 as a user would, drops an S3 sink pipeline file (bytearray format,
 ByteArrayConverter, ``flush.size`` records per object) and times until every
 object is in the bucket. In the same run, on the same moto S3 server, the
@@ -12,8 +12,11 @@ baseline uploads objects of the same sizes and bytes with plain boto3
 - ``sink_end_to_end_mb_s``: the same from the pipeline file being written;
 - ``boto3_mb_s``: the baseline; ``ratio`` = sink_mb_s / boto3_mb_s (goal >= 0.7).
 
-moto takes ~120 PUT/s here, so objects are large (5 MB). Prints one JSON line;
-``--quick`` (50k records, 10 objects) runs in well under a minute.
+The baseline runs before and after the sink (the machine's speed drifts) and
+is averaged. moto takes ~120 PUT/s here, so objects are large (5 MB).
+``--record-bytes`` sets the value size (1 KiB by default): below a few KiB the
+runtime's per-record work (fetch, decode, convert), not S3, sets the pace.
+Prints one JSON line; ``--quick`` (50 MB, 10 objects) runs in under a minute.
 """
 
 from __future__ import annotations
@@ -28,28 +31,27 @@ from typing import Any
 from tests.support.s3_server import S3Server
 from tests.support.standalone_process import StandaloneProcess, properties
 
-RECORD_BYTES = 1024
-FLUSH_SIZE = 5000
+OBJECT_BYTES = 5_000_000
 _TIMEOUT_S = 600.0
 
 
-def record_value(i: int) -> bytes:
+def record_value(i: int, size: int) -> bytes:
     head = f"{i:012d} ".encode()
-    return head + b"x" * (RECORD_BYTES - len(head))
+    return head + b"x" * (size - len(head))
 
 
-def object_body(first: int) -> bytes:
-    return b"".join(record_value(i) + b"\n" for i in range(first, first + FLUSH_SIZE))
+def object_body(first: int, flush_size: int, size: int) -> bytes:
+    return b"".join(record_value(i, size) + b"\n" for i in range(first, first + flush_size))
 
 
-def fill_topic(bootstrap: str, topic: str, count: int) -> None:
+def fill_topic(bootstrap: str, topic: str, count: int, size: int) -> None:
     from log_engine.client import SyncAdmin, SyncProducer
 
     with SyncAdmin({"bootstrap.servers": bootstrap}) as admin:
         admin.create_topic(topic, 1)
     with SyncProducer({"bootstrap.servers": bootstrap, "linger.ms": 5}) as producer:
         for i in range(count):
-            producer.send(topic, record_value(i), partition=0)
+            producer.send(topic, record_value(i, size), partition=0)
         producer.flush(300)
 
 
@@ -58,13 +60,15 @@ def count_objects(s3: S3Server, bucket: str) -> int:
     return sum(page.get("KeyCount", 0) for page in pages)
 
 
-def sink_run(workdir: Path, s3: S3Server, count: int) -> dict[str, float]:
+def sink_run(
+    workdir: Path, s3: S3Server, count: int, size: int, flush_size: int
+) -> dict[str, float]:
     bucket = s3.new_bucket()
-    objects = count // FLUSH_SIZE
+    objects = count // flush_size
     worker = StandaloneProcess(workdir / "worker", flush_interval_ms=5000)
     worker.start()
     try:
-        fill_topic(worker.bootstrap, "bench", count)
+        fill_topic(worker.bootstrap, "bench", count, size)
         started = time.perf_counter()
         worker.write_pipeline(
             "bench-s3",
@@ -75,7 +79,7 @@ def sink_run(workdir: Path, s3: S3Server, count: int) -> dict[str, float]:
                     "topics": "bench",
                     "format.class": "bytearray",
                     "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
-                    "flush.size": str(FLUSH_SIZE),
+                    "flush.size": str(flush_size),
                     **s3.props(bucket),
                 }
             ),
@@ -92,7 +96,7 @@ def sink_run(workdir: Path, s3: S3Server, count: int) -> dict[str, float]:
         ended = time.perf_counter()
     finally:
         worker.close()
-    object_bytes = FLUSH_SIZE * (RECORD_BYTES + 1)
+    object_bytes = flush_size * (size + 1)
     steady_s = ended - (first_at or started)
     steady_objects = objects - 1 if first_at else objects
     return {
@@ -102,10 +106,10 @@ def sink_run(workdir: Path, s3: S3Server, count: int) -> dict[str, float]:
     }
 
 
-def boto3_run(s3: S3Server, count: int) -> float:
+def boto3_run(s3: S3Server, count: int, size: int, flush_size: int) -> float:
     bucket = s3.new_bucket()
     client = s3.client()
-    bodies = [object_body(first) for first in range(0, count, FLUSH_SIZE)]
+    bodies = [object_body(first, flush_size, size) for first in range(0, count, flush_size)]
     started = time.perf_counter()
     for n, body in enumerate(bodies):
         client.put_object(Bucket=bucket, Key=f"baseline/{n:06d}.bin", Body=body)
@@ -113,23 +117,28 @@ def boto3_run(s3: S3Server, count: int) -> float:
     return sum(map(len, bodies)) / elapsed / 1e6
 
 
-def run(count: int) -> dict[str, Any]:
+def run(count: int, size: int) -> dict[str, Any]:
+    flush_size = max(1, OBJECT_BYTES // (size + 1))
+    count -= count % flush_size
     with tempfile.TemporaryDirectory(prefix="sluice-s3-bench-") as tmp:
         workdir = Path(tmp)
         s3 = S3Server(workdir / "moto.log").start()
-        try:
-            sink = sink_run(workdir, s3, count)
-            baseline = boto3_run(s3, count)
+        try:  # the baseline before and after the sink: the machine's speed drifts
+            before = boto3_run(s3, count, size, flush_size)
+            sink = sink_run(workdir, s3, count, size, flush_size)
+            after = boto3_run(s3, count, size, flush_size)
         finally:
             s3.stop()
+    baseline = (before + after) / 2
     return {
         "records": count,
-        "record_bytes": RECORD_BYTES,
-        "objects": count // FLUSH_SIZE,
-        "object_mb": round(FLUSH_SIZE * (RECORD_BYTES + 1) / 1e6, 2),
+        "record_bytes": size,
+        "objects": count // flush_size,
+        "object_mb": round(flush_size * (size + 1) / 1e6, 2),
         "sink_mb_s": round(sink["sink_mb_s"], 1),
         "sink_end_to_end_mb_s": round(sink["sink_end_to_end_mb_s"], 1),
         "boto3_mb_s": round(baseline, 1),
+        "boto3_before_after_mb_s": [round(before, 1), round(after, 1)],
         "ratio": round(sink["sink_mb_s"] / baseline, 2),
         "ratio_end_to_end": round(sink["sink_end_to_end_mb_s"] / baseline, 2),
     }
@@ -137,12 +146,13 @@ def run(count: int) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="50k records instead of 200k")
+    parser.add_argument("--quick", action="store_true", help="50 MB instead of 250 MB")
     parser.add_argument("--records", type=int, default=None)
+    parser.add_argument("--record-bytes", type=int, default=1024, help="value size (1024)")
     args = parser.parse_args()
-    count = args.records or (50_000 if args.quick else 200_000)
-    count -= count % FLUSH_SIZE
-    print(json.dumps(run(count)))
+    size = args.record_bytes
+    count = args.records or (50_000_000 if args.quick else 250_000_000) // (size + 1)
+    print(json.dumps(run(count, size)))
 
 
 if __name__ == "__main__":

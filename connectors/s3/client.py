@@ -3,7 +3,9 @@
 Credentials follow boto3's usual chain (environment, shared profile, instance
 metadata) unless ``aws.access.key.id``/``aws.secret.access.key`` are set, as
 Confluent's connectors allow. ``store.url`` points the client at any
-S3-compatible endpoint (MinIO, moto) with path-style addressing.
+S3-compatible endpoint (MinIO, moto) with path-style addressing. Checksum
+trailers are sent only when S3 requires them, as botocore did before 1.36
+(S3-compatible stores often refuse them).
 
 :func:`probe` makes one real call (``ListObjectsV2`` with ``MaxKeys=1``) and
 reports an unreachable endpoint, refused credentials or a missing bucket as a
@@ -57,6 +59,10 @@ def build_client(config: S3ConnectionConfig) -> Any:
         read_timeout=READ_TIMEOUT_S,
         retries={"max_attempts": MAX_ATTEMPTS, "mode": "standard"},
         s3={"addressing_style": "path"} if config.store_url else None,
+        # CRC32 trailers only where S3 requires them (botocore's behaviour before 1.36):
+        # many S3-compatible stores refuse them, and SigV4 already covers the payload
+        request_checksum_calculation="when_required",
+        response_checksum_validation="when_required",
     )
     return session.client("s3", endpoint_url=config.store_url or None, config=settings)
 
