@@ -1,0 +1,16 @@
+"""The S3 family: S3Sink (connectors/sink/s3.py) and S3Source (connectors/source/s3.py).
+
+Shared pieces, one concept per module:
+
+- ``config``: the keys both use (bucket, region, ``store.url``, credentials,
+  ``topics.dir``, ``format.class``); ``sink_config``/``source_config``: the rest;
+- ``client``: the boto3 client, and S3 failures told as sentences naming the key;
+- ``naming``: ``<topics.dir>/<topic>/<encoded partition>/<topic>+<p>+<start>.<ext>``;
+- ``formats`` (JSON lines, bytearray) and ``parquet`` (pyarrow, imported only
+  when chosen); ``partitioners`` and ``joda`` (``path.format``);
+- sink side: ``writer`` (one Kafka partition's open objects and rotation),
+  ``uploader`` (batches written in the background, in order), ``upload``
+  (PUT or multipart), ``recovery`` (where the committed objects end);
+- source side: ``restore`` (the sink's objects back into their partitions) and
+  ``generic`` (any objects under a prefix).
+"""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import time
 from collections.abc import Callable, Iterator
 
 import pyarrow.parquet as pq
@@ -188,6 +189,19 @@ def test_rotate_interval_cuts_objects_on_record_time(
         "topics/t/partition=0/t+0+0000000003.json",
     ]
     assert [len(lines(s3, bucket, k)) for k in keys] == [3, 2]
+
+
+def test_rotate_schedule_interval_writes_objects_open_too_long_on_the_wall_clock(
+    s3: S3Server, bucket: str, make_task: MakeTask
+) -> None:
+    task, _ = make_task(TP0, **{"flush.size": "1000", "rotate.schedule.interval.ms": "50"})
+    put(task, [rec({"n": 0}, 0), rec({"n": 1}, 1)])
+    assert object_keys(s3, bucket) == []
+    time.sleep(0.1)  # past the interval: the next pre_commit closes the object
+    task.pre_commit({TP0: 2})
+    task.flush({})
+    assert object_keys(s3, bucket) == ["topics/t/partition=0/t+0+0000000000.json"]
+    assert task.pre_commit({TP0: 2}) == {TP0: 2}
 
 
 def test_an_object_over_the_part_size_is_uploaded_in_parts(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 
 import pytest
 
@@ -136,3 +137,12 @@ def test_confluent_format_class_names_are_aliases() -> None:
         ("io.confluent.connect.s3.format.parquet.ParquetFormat", "parquet"),
     ]:
         assert S3SinkConfig.from_props({**BASE, "format.class": name}).format_class == short
+
+
+def test_parquet_without_pyarrow_is_a_config_error_naming_the_extra(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # as if pyarrow were not installed
+    with pytest.raises(ConfigError, match=r"format.class: .*needs pyarrow.*sluice\[parquet\]"):
+        S3SinkConfig.from_props({**BASE, "format.class": "ParquetFormat"})
+    assert S3SinkConfig.from_props({**BASE, "format.class": "json"}).format_class == "json"
