@@ -36,6 +36,7 @@ from connectors.jdbc.types import infer_schema
 
 KAFKA_PK = ("__connect_topic", "__connect_partition", "__connect_offset")
 PRIMITIVE_KEY = "__connect_key"
+SHAPES_MAX = 1024
 _KAFKA_SCHEMAS = (
     Schema(SchemaType.STRING),
     Schema(SchemaType.INT32),
@@ -172,6 +173,8 @@ class SinkWriter:
         cache_key = (record.topic, op, value_key, key_key)
         cached = self._shapes.get(cache_key)
         if cached is None or cached[1] is not schema or cached[2] is not key_schema:
+            if len(self._shapes) >= SHAPES_MAX:  # schemas are new objects each time: bound it
+                self._shapes.clear()
             cached = self._shapes[cache_key] = (self._make_shape(record, op), schema, key_schema)
         return cached[0]
 
