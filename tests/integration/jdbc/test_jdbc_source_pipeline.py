@@ -168,6 +168,8 @@ def test_bad_source_configs_fail_with_the_reason_and_check_reports_them(
     assert check(missing) == ["table absent (table.whitelist) does not exist"]
     assert "Connection refused" in str(check(unreachable))
     assert check({**base, "table.whitelist": "present"}) == []
+    assert check({**base, "table.whitelist": "present", "incrementing.column.name": "nope"}) == [
+        "table present has no column nope"]
     herder = make_herder()
     for name, config, reason in [
         ("pw", wrong_password, "password authentication failed"),

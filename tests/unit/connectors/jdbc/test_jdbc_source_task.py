@@ -106,3 +106,19 @@ def test_postgres_rows_stream_through_a_server_side_cursor(
     assert [r.value["id"] for r in first] == [1, 2, 3, 4]
     assert cursors == (1,)
     assert [r.value["id"] for r in rest] == list(range(5, 11))
+
+
+def test_timestamp_mode_waits_for_the_delay_interval(
+    postgres: PostgresServer, pg_database: str
+) -> None:
+    with postgres.connect(pg_database) as conn:
+        conn.execute("CREATE TABLE t (v text, changed timestamptz)")
+        conn.execute("INSERT INTO t VALUES ('old', now() - interval '2 hours'), "
+                     "('older', now() - interval '3 hours'), ('fresh', now()), ('none', NULL)")
+    task = start(postgres.url(pg_database), mode="timestamp", tables='["t"]', **{
+        "timestamp.column.name": "changed", "timestamp.delay.interval.ms": "3600000"})
+    records = drain(task)
+    task.stop()
+    assert [r.value["v"] for r in records] == ["older", "old"]  # by timestamp; not yet 'fresh'
+    offset = records[-1].source_offset
+    assert offset is not None and set(offset) == {"timestamp", "timestamp_nanos"}
