@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterator
 import pyarrow.parquet as pq
 import pytest
 
-from connectors.api import DataError, SinkRecord, TopicPartition
+from connectors.api import DataError, RetriableError, SinkRecord, TopicPartition
 from connectors.s3.naming import object_key
 from connectors.sink.s3 import S3SinkTask
 from tests.integration.s3.conftest import object_bytes, object_keys, object_metadata
+from tests.integration.s3.tcp_proxy import TcpProxy
 from tests.support.s3_server import S3Server
 from tests.unit.connectors.file_harness import SinkContext
 
@@ -261,3 +262,29 @@ def test_a_bad_record_refuses_its_batch_whole_and_the_good_ones_go_through_alone
         {"id": 2},
         {"id": 3},
     ]
+
+
+def test_s3_going_away_mid_stream_is_retried_and_loses_nothing(s3: S3Server, bucket: str) -> None:
+    proxy = TcpProxy(s3.port).start()
+    task, context = S3SinkTask(), SinkContext({TP0})
+    task.initialize(context)
+    task.start({**s3.props(bucket), "store.url": proxy.url, "flush.size": "2"})
+    task.open([TP0])
+    try:
+        put(task, [rec({"n": 0}, 0), rec({"n": 1}, 1)])
+        proxy.cut()
+        task.put([rec({"n": 2}, 2), rec({"n": 3}, 3)])  # closes a batch: its upload fails
+        unreachable = f"store.url: cannot reach the S3 endpoint {proxy.url}"
+        with pytest.raises(RetriableError, match=unreachable):
+            task.flush({})
+        with pytest.raises(RetriableError, match=unreachable):  # the runtime retries later
+            task.pre_commit({TP0: 4})
+        assert task.details()["partitions"]["t-0"]["committed_offset"] == 2
+        proxy.start()  # S3 is back; the runtime hands the same records again after a backoff
+        put(task, [rec({"n": 2}, 2), rec({"n": 3}, 3), rec({"n": 4}, 4), rec({"n": 5}, 5)])
+        assert task.pre_commit({TP0: 6}) == {TP0: 6}
+    finally:
+        task.stop()
+        proxy.cut()
+    keys = object_keys(s3, bucket)
+    assert [v for key in keys for v in lines(s3, bucket, key)] == [{"n": i} for i in range(6)]
