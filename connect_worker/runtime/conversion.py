@@ -151,7 +151,7 @@ class RecordConverters:
         if [r.topic for r in records].count(topic) != count or any(r.headers for r in records):
             return None
         try:
-            keys = _from_connect_column(
+            keys: list[bytes | None] | None = _from_connect_column(
                 self.key, topic, [r.key_schema for r in records], [r.key for r in records]
             )
             values = _from_connect_column(
@@ -165,7 +165,8 @@ class RecordConverters:
         timestamps: list[int | None] | None = [r.timestamp for r in records]
         if timestamps.count(None) == count:  # type: ignore[union-attr]
             timestamps = None
-        assert values is not None
+        if keys.count(None) == count:  # type: ignore[union-attr]
+            keys = None
         return LogColumns(topic, keys, values, partitions, timestamps)
 
     def keys_to_connect(
@@ -305,12 +306,11 @@ build_sink_records: _SinkRecordsBuilder = (
 
 def _from_connect_column(
     converter: Converter, topic: str, schemas: list[Any], values: list[Any]
-) -> list[bytes | None] | None:
-    """``converter.from_connect`` over a column; None when every result is None."""
+) -> list[bytes | None]:
+    """``converter.from_connect`` over a column."""
     count = len(values)
     if values.count(None) == count and schemas.count(None) == count:
-        only = converter.from_connect(topic, None, None)
-        return None if only is None else [only] * count
+        return [converter.from_connect(topic, None, None)] * count
     many = getattr(converter, "from_connect_many", None)
     if many is not None:
         converted: list[bytes | None] = many(topic, schemas, values)

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
 
+from connect_worker.converters import SimpleHeaderConverter, StringConverter
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.conversion import RecordConverters
+from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
+from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
+from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.topics import TopicCreator
+from connect_worker.runtime.transform_chain import TransformChain
+from connect_worker.storage.offsets import MemoryOffsetStore
+from connectors.api import SourceRecord, SourceTask
+from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client.sync_admin import SyncAdmin
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import wait_for
+from tests.support.broker_process import BrokerProcess
 
 MakeHerder = Callable[..., StandaloneHerder]
 
@@ -43,3 +58,81 @@ def test_commit_record_sees_every_record_in_order_and_offsets_follow(
         == [{"partition": {"sequence": src}, "offset": {"n": 3000}}],
         "the source offset after the last batch",
     )
+
+
+class _Batches(SourceTask):
+    """Three polls of 20 records each (offsets {"n": 1..60}), then nothing."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        self.topic = props["topic"]
+        self.polls = 0
+        self.idle = threading.Event()
+
+    def poll(self) -> list[SourceRecord]:
+        if self.polls == 3:
+            self.idle.wait(0.05)
+            return []
+        first = self.polls * 20
+        self.polls += 1
+        return [
+            SourceRecord(
+                topic=self.topic, value=f"r{n}", source_partition={"p": 1},
+                source_offset={"n": n + 1},
+            )
+            for n in range(first, first + 20)
+        ]
+
+    def stop(self) -> None:
+        self.idle.set()
+
+
+def test_the_in_flight_bound_holds_for_batches_sent_together(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    converter = StringConverter()
+    converter.configure({}, False)
+    header = SimpleHeaderConverter()
+    header.configure({})
+    task_id = TaskId("bounded", 0)
+    store = MemoryOffsetStore()
+    runner = SourceTaskRunner(
+        task_id,
+        _Batches(),
+        {"topic": topic_name},
+        chain=TransformChain([], []),
+        converters=RecordConverters(converter, converter, header),
+        errors=ErrorHandler(task_id, ErrorSettings()),
+        producer_factory=lambda: SyncProducer({"bootstrap.servers": broker.bootstrap}),
+        offsets=store,
+        topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
+        on_topic=lambda topic: None,
+        settings=SourceRunnerSettings(offset_flush_interval_ms=50, max_in_flight_records=7),
+        retry_backoff=ExponentialBackoff(50, 400),
+    )
+    peak = 0
+    submit_many = runner.submitted.submit_many
+
+    def watched(*args: Any) -> None:
+        nonlocal peak
+        submit_many(*args)
+        peak = max(peak, runner.submitted.in_flight)
+
+    runner.submitted.submit_many = watched  # type: ignore[method-assign]
+    thread = threading.Thread(target=runner.run, args=(lambda: None,))
+    thread.start()
+    try:
+        wait_for(lambda: store.get("bounded", {"p": 1}) == {"n": 60}, "offset after record 60")
+    finally:
+        runner.stop()
+        thread.join(30)
+    assert 0 < peak <= 7
+    with SyncConsumer({"bootstrap.servers": broker.bootstrap}) as consumer:
+        tp = TopicPartition(topic_name, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        values: list[bytes | None] = []
+        for _ in range(100):
+            values += [r.value for r in consumer.poll(0.5)]
+            if len(values) >= 60:
+                break
+    assert values == [f"r{n}".encode() for n in range(60)]

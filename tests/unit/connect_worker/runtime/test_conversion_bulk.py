@@ -74,6 +74,12 @@ def test_to_log_many_leaves_out_what_every_record_lacks() -> None:
     assert columns.keys is None and columns.partitions is None and columns.timestamps is None
 
 
+def test_a_batch_of_tombstones_keeps_its_null_values() -> None:
+    converters = _converters(StringConverter(), StringConverter())
+    columns = converters.to_log_many([_source(n, value=None, value_schema=None) for n in range(3)])
+    assert columns is not None and columns.values == [None, None, None]
+
+
 @pytest.mark.parametrize(
     "odd_one",
     [
