@@ -6,6 +6,10 @@ accumulator is thread-safe, so a connector thread does not hop to the event
 loop per record) and a sender task on the loop ships them; see
 :mod:`log_engine.client.accumulator` and :mod:`log_engine.client.sender`.
 
+``SyncProducer.send_many`` queues a list of records of one topic in one call,
+with one future per run of records sharing a batch instead of one per record
+(the connect runtime's source path: a poll's records at once).
+
 Keys pick partitions with Kafka's murmur2 partitioner; records without a key
 stick to one partition per batch. ``buffer.memory`` bounds what waits in
 memory: ``send()`` waits up to ``max.block.ms`` for room, then fails.
