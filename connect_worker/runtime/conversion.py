@@ -148,7 +148,7 @@ class RecordConverters:
         """
         count = len(records)
         topic = records[0].topic
-        if [r.topic for r in records].count(topic) != count or any(r.headers for r in records):
+        if [r.topic for r in records].count(topic) != count or any([r.headers for r in records]):
             return None
         try:
             keys: list[bytes | None] | None = _from_connect_column(

@@ -227,6 +227,10 @@ class ProducerBatch:
         table, varint, join = _ZIGZAG, _varint, b"".join
         max_timestamp = self.max_timestamp
         index = start
+        if keys is None and headers is None and timestamps is None:
+            index, count, room = self._append_values(values, timestamp, index, stop, count, room)
+            if count > first and timestamp > max_timestamp:
+                max_timestamp = timestamp
         while index < stop:
             value = values[index]
             key = None if keys is None else keys[index]
@@ -277,6 +281,38 @@ class ProducerBatch:
         future = SegmentFuture(self.outcome, first, count)
         self.futures.append(future)
         return index, future
+
+    def _append_values(
+        self, values: Sequence[bytes | None], timestamp: int, index: int, stop: int,
+        count: int, room: int,
+    ) -> tuple[int, int, int]:
+        """:meth:`append_run`'s loop for records with a value only, all at ``timestamp``.
+
+        Stops at the first record it does not take (no room, a None value, a table
+        bound); returns the index reached, the record count and the room left.
+        """
+        delta = timestamp - self.base_timestamp
+        if not 0 <= delta < _TABLE_SIZE:
+            return index, count, room
+        table, join, records = _ZIGZAG, b"".join, self._records
+        head = _ZERO + table[delta]
+        fixed = 2 + len(head)  # attributes + delta, key -1, header count 0
+        for value in values[index:stop]:
+            if value is None or count >= _TABLE_SIZE:
+                break
+            value_size = len(value)
+            size_prefix = table[value_size] if value_size < _TABLE_SIZE else _varint(value_size)
+            count_bytes = table[count]
+            size = fixed + len(count_bytes) + len(size_prefix) + value_size
+            length = table[size] if size < _TABLE_SIZE else _varint(size)
+            room -= len(length) + size
+            if room < 0 and count > 0:
+                room += len(length) + size
+                break
+            records += join((length, head, count_bytes, _NULL, size_prefix, value, _ZERO))
+            count += 1
+            index += 1
+        return index, count, room
 
     def seal(
         self,

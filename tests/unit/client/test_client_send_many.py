@@ -39,6 +39,19 @@ def test_append_run_writes_the_bytes_append_writes() -> None:
     assert together.timestamps == stamps
 
 
+def test_append_run_of_values_only_writes_the_bytes_append_writes() -> None:
+    values: list[bytes | None] = list(VALUES)
+    values[7] = None  # a tombstone in the middle leaves the values-only loop
+    one_by_one, together = _batch(), _batch()
+    for value in values:
+        one_by_one.append(None, value, None, 1003, None)
+    stop, future = together.append_run(None, values, None, None, 1003, 0, len(values))
+    assert stop == len(values) and future is not None and future.record_count == len(values)
+    one_by_one.seal(Compression.NONE)
+    together.seal(Compression.NONE)
+    assert together.wire == one_by_one.wire
+
+
 def test_append_run_stops_at_a_full_batch_and_an_empty_batch_takes_one() -> None:
     batch = _batch(limit=61 + 300)  # header + about two 120-byte records
     big = [b"y" * 120] * 5
