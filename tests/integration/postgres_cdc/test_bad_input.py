@@ -95,8 +95,9 @@ def test_slot_already_in_use_by_another_consumer(
     try:
         other.create_slot("debezium", export_snapshot=False)
         other.start("debezium", "dbz_publication")
-        before = db.execute(
-            "SELECT confirmed_flush_lsn, active_pid FROM pg_replication_slots").fetchone()
+        before = wait_for(lambda: db.execute(
+            "SELECT confirmed_flush_lsn, active_pid FROM pg_replication_slots "
+            "WHERE active_pid IS NOT NULL").fetchone(), "the other consumer to hold the slot")
         props = cdc_props(postgres, pg_database)
         problems = PostgresCdcConnector().check(props)
         assert len(problems) == 1
