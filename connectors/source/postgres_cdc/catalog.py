@@ -14,9 +14,11 @@ WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_s
   AND n.nspname NOT LIKE 'pg_toast%%' AND NOT c.relispartition
 ORDER BY 1, 2
 """
+# generated columns are left out, as pgoutput leaves them out of its messages
 _COLUMNS = """
 SELECT a.attname, a.atttypid, a.atttypmod, NOT a.attnotnull
 FROM pg_attribute a WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped
+  AND a.attgenerated = ''
 ORDER BY a.attnum
 """
 _PRIMARY_KEY = """

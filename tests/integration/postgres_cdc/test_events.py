@@ -253,3 +253,18 @@ def test_json_converter_output_is_debeziums(
                               "name": "srv.public.everything.Key",
                               "fields": [{"type": "int64", "optional": False, "field": "id"}]},
                    "payload": {"id": 1}}
+
+
+def test_snapshot_and_stream_rows_have_the_same_columns(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE g (id int PRIMARY KEY, a int, doubled int GENERATED ALWAYS AS "
+               "(a * 2) STORED)")
+    db.execute("INSERT INTO g (id, a) VALUES (1, 1)")
+    h = harness()
+    db.execute("INSERT INTO g (id, a) VALUES (2, 2)")
+    h.poll_until(lambda rs: len(rs) >= 2)
+    snapshot, streamed = h.records
+    assert snapshot.value["after"] == {"id": 1, "a": 1}  # pgoutput sends no generated columns
+    assert streamed.value["after"] == {"id": 2, "a": 2}
+    assert snapshot.value_schema == streamed.value_schema
