@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
 
@@ -21,18 +20,3 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
 @pytest.fixture
 def bucket(s3: S3Server) -> str:
     return s3.new_bucket()
-
-
-def object_keys(s3: S3Server, bucket: str, prefix: str = "") -> list[str]:
-    pages = s3.client().get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
-    return sorted(entry["Key"] for page in pages for entry in page.get("Contents", ()))
-
-
-def object_bytes(s3: S3Server, bucket: str, key: str) -> bytes:
-    data: bytes = s3.client().get_object(Bucket=bucket, Key=key)["Body"].read()
-    return data
-
-
-def object_metadata(s3: S3Server, bucket: str, key: str) -> dict[str, Any]:
-    meta: dict[str, Any] = s3.client().head_object(Bucket=bucket, Key=key)
-    return meta

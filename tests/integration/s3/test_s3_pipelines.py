@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from log_engine.client import SyncAdmin, SyncConsumer, SyncProducer, TopicPartition
-from tests.integration.s3.conftest import object_bytes, object_keys
+from tests.integration.s3.objects import object_bytes, object_keys
 from tests.support.s3_server import S3Server
 from tests.support.standalone_process import StandaloneProcess, properties, wait_for
 

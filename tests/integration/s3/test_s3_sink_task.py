@@ -15,7 +15,7 @@ import pytest
 from connectors.api import DataError, RetriableError, SinkRecord, TopicPartition
 from connectors.s3.naming import object_key
 from connectors.sink.s3 import S3SinkTask
-from tests.integration.s3.conftest import object_bytes, object_keys, object_metadata
+from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy
 from tests.support.s3_server import S3Server
 from tests.unit.connectors.file_harness import SinkContext
