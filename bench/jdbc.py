@@ -7,7 +7,8 @@ JdbcSink (insert: COPY) into a second database, and times until the target
 holds every row. In the same run it measures the baseline: ``COPY src TO
 STDOUT`` piped into ``COPY dst FROM STDIN`` of the same table (what the
 database itself can move). It also times each half alone (source to the log;
-log to the sink) to tell where the time goes, as microseconds per row.
+log to the sink) to tell where the time goes, as microseconds per row, and the
+value converter alone on the same rows (its share of each half).
 
 Prints one JSON line. ``--quick`` moves 200k rows instead of 1M.
 """
@@ -171,6 +172,41 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
     return {"end_to_end_s": end_to_end, "source_s": source_s, "sink_s": sink_s}
 
 
+def converter_cost(server: PostgresServer, src: str, sample: int) -> dict[str, float]:
+    """µs per row of the value converter alone, each way, on rows the JdbcSource reads."""
+    from connect_worker.converters.json import JsonConverter
+    from connectors.jdbc.dialect import TableId, dialect_for
+    from connectors.jdbc.querier import Querier
+    from connectors.jdbc.source_config import JdbcSourceConfig
+    from connectors.jdbc.url import parse_url
+
+    config = JdbcSourceConfig.from_props({
+        "connection.url": server.url(src), "mode": "bulk", "batch.max.rows": str(sample),
+    })
+    dialect = dialect_for(parse_url(config.connection_url))
+    conn = dialect.connect()
+    try:
+        querier = Querier(dialect, config, table=TableId(None, "orders"))
+        querier.open(conn)
+        records = querier.fetch()
+        querier.close()
+    finally:
+        conn.close()
+    converter = JsonConverter()
+    converter.configure({"schemas.enable": "true"})
+    started = time.perf_counter()
+    data = [converter.from_connect("t", r.value_schema, r.value) for r in records]
+    encode_s = time.perf_counter() - started
+    started = time.perf_counter()
+    for item in data:
+        converter.to_connect("t", item)
+    decode_s = time.perf_counter() - started
+    return {
+        "json_from_connect_us_per_row": round(encode_s / len(records) * 1e6, 2),
+        "json_to_connect_us_per_row": round(decode_s / len(records) * 1e6, 2),
+    }
+
+
 def run(count: int) -> dict[str, Any]:
     logging.basicConfig(level=logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="sluice-bench-jdbc-") as tmp:
@@ -186,6 +222,7 @@ def run(count: int) -> dict[str, Any]:
                 conn.execute("VACUUM ANALYZE orders")
             copy_s = copy_baseline(server, src, count)
             result = pipeline(workdir, server, broker, src, count)
+            converters = converter_cost(server, src, min(count, 50_000))
         finally:
             broker.stop()
             server.stop()
@@ -201,6 +238,7 @@ def run(count: int) -> dict[str, Any]:
         "source_us_per_row": round(result["source_s"] / count * 1e6, 2),
         "sink_us_per_row": round(result["sink_s"] / count * 1e6, 2),
         "converters": "JsonConverter schemas.enable=true",
+        **converters,
     }
 
 
