@@ -8,7 +8,8 @@ loop per record) and a sender task on the loop ships them; see
 
 ``SyncProducer.send_many`` queues a list of records of one topic in one call,
 with one future per run of records sharing a batch instead of one per record
-(the connect runtime's source path: a poll's records at once).
+(the connect runtime's source path: a poll's records at once); see
+:mod:`log_engine.client.producer_many`.
 
 Keys pick partitions with Kafka's murmur2 partitioner; records without a key
 stick to one partition per batch. ``buffer.memory`` bounds what waits in
@@ -22,7 +23,7 @@ import concurrent.futures
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from log_engine.client import errors
 from log_engine.client.accumulator import AppendResult, RecordAccumulator
@@ -31,35 +32,10 @@ from log_engine.client.config import ProducerConfig
 from log_engine.client.loop_thread import LoopThread
 from log_engine.client.partitioner import StickyPartitioner, partition_for_key
 from log_engine.client.producer_batch import RECORD_OVERHEAD_MAX, encoded_size
+from log_engine.client.producer_many import SendManyResult, send_many
 from log_engine.client.sender import Sender
 from log_engine.client.types import Header, RecordMetadata
 from log_engine.protocol.error_codes import ErrorCode
-
-
-class Segment(NamedTuple):
-    """Records ``start``..``stop - 1`` of a ``send_many`` call, delivered together.
-
-    ``future`` resolves to their ``RecordMetadata`` list once the broker has them, or
-    fails with the batch's error (all of them failed).
-    """
-
-    start: int
-    stop: int
-    future: concurrent.futures.Future[list[RecordMetadata]]
-
-
-@dataclass(frozen=True, slots=True)
-class SendManyResult:
-    """What ``SyncProducer.send_many`` appended: records ``0..sent - 1``, in ``segments``.
-
-    ``error`` says why it stopped before the end (None when every record was
-    appended): records from ``sent`` on were not sent and can be sent again.
-    Segments are in record order; a record's partition is its segment's batch's.
-    """
-
-    sent: int
-    segments: list[Segment]
-    error: BaseException | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -268,64 +244,6 @@ class Producer:
         timestamp = int(time.time() * 1000) if timestamp_ms is None else timestamp_ms
         return partition, size, timestamp
 
-    def _check_many(
-        self,
-        topic: str,
-        route: _Route,
-        values: Sequence[bytes | None],
-        keys: Sequence[bytes | None] | None,
-        headers: Sequence[Sequence[Header] | None] | None,
-        partitions: Sequence[int | None] | None,
-    ) -> tuple[int, BaseException | None]:
-        """How many leading records ``send_many`` may send, and what stops the next one."""
-        limit = self._record_bytes_max
-        if keys is None and headers is None:  # the common case: one pass in C
-            if RECORD_OVERHEAD_MAX + max(map(len, filter(None, values)), default=0) > limit:
-                for index, value in enumerate(values):
-                    if value is not None and RECORD_OVERHEAD_MAX + len(value) > limit:
-                        return index, self._too_large(RECORD_OVERHEAD_MAX + len(value))
-        else:
-            for index, value in enumerate(values):
-                key = None if keys is None else keys[index]
-                size = encoded_size(key, value, None if headers is None else headers[index])
-                if size > limit:
-                    return index, self._too_large(size)
-        if partitions is not None:
-            for index, partition in enumerate(partitions):
-                if partition is not None and not 0 <= partition < route.num_partitions:
-                    return index, errors.kafka_error(
-                        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                        f"partition {partition} of {topic!r}: it has {route.num_partitions}",
-                    )
-        return len(values), None
-
-    def _too_large(self, size: int) -> errors.KafkaError:
-        return errors.kafka_error(
-            ErrorCode.MESSAGE_TOO_LARGE,
-            f"a record of about {size} bytes exceeds max.request.size "
-            f"({self.config.max_request_size}) or buffer.memory",
-        )
-
-    @staticmethod
-    def _partitions_of(
-        route: _Route,
-        keys: Sequence[bytes | None] | None,
-        partitions: Sequence[int | None] | None,
-        count: int,
-    ) -> list[int | None] | None:
-        """Each record's partition (None: sticky), or None when every record is sticky."""
-        if partitions is None and (keys is None or all(k is None for k in keys)):
-            return None
-        chosen: list[int | None] = []
-        for index in range(count):
-            partition = None if partitions is None else partitions[index]
-            if partition is None and keys is not None:
-                key = keys[index]
-                if key is not None:
-                    partition = partition_for_key(key, route.num_partitions)
-            chosen.append(partition)
-        return chosen
-
     async def _wait_for_memory(self, deadline: float) -> None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
@@ -438,99 +356,10 @@ class SyncProducer:
         partitions: Sequence[int | None] | None = None,
         timestamps_ms: Sequence[int | None] | None = None,
     ) -> SendManyResult:
-        """Queue many records of one topic at once; one future per run of a batch.
-
-        ``send`` for a list: ``values[i]`` with ``keys[i]``, ``headers[i]``,
-        ``partitions[i]`` and ``timestamps_ms[i]`` (each list optional; None entries
-        mean what None means for ``send``). Records keep their order within each
-        partition. Cheaper than ``send`` per record: one lock round per run of
-        records going to the same partition, one future per batch they land in, one
-        clock read. Errors ``send`` would raise for a record (too large, unknown
-        partition, no buffer memory within ``max.block.ms``, producer closed) stop
-        the call there and come back in ``SendManyResult.error``; everything before
-        that record was appended and is in ``segments``.
-        """
-        count = len(values)
-        for name, column in (("keys", keys), ("headers", headers), ("partitions", partitions)):
-            if column is not None and len(column) != count:
-                raise ValueError(f"send_many: {name} has {len(column)} entries, values {count}")
-        if timestamps_ms is not None and len(timestamps_ms) != count:
-            raise ValueError(f"send_many: timestamps_ms has {len(timestamps_ms)}, values {count}")
-        segments: list[Segment] = []
-        if count == 0:
-            return SendManyResult(0, segments)
-        producer = self._producer
-        try:
-            producer._check_open()
-            route = producer._routes.get(topic)
-            if route is None or route.metadata is not producer._cluster.metadata:
-                route = producer._current_route(topic) or self._runner.run(
-                    producer._route(topic), self._max_block_s + 1
-                )
-        except Exception as exc:
-            return SendManyResult(0, segments, exc)
-        now = int(time.time() * 1000)
-        stamps: list[int] | None = None
-        if timestamps_ms is not None:
-            stamps = [now if t is None else t for t in timestamps_ms]
-        limit, error = producer._check_many(topic, route, values, keys, headers, partitions)
-        chosen = producer._partitions_of(route, keys, partitions, limit)
-        index = 0
-        while index < limit:
-            partition = None if chosen is None else chosen[index]
-            run_end = index + 1
-            if chosen is not None:
-                while run_end < limit and chosen[run_end] == partition:
-                    run_end += 1
-            else:
-                run_end = limit
-            index, run_error = self._append_run(
-                topic, route, partition, keys, values, headers, stamps, now, index, run_end,
-                segments,
-            )
-            if run_error is not None:
-                return SendManyResult(index, segments, run_error)
-        return SendManyResult(limit, segments, error)
-
-    def _append_run(
-        self,
-        topic: str,
-        route: _Route,
-        partition: int | None,
-        keys: Sequence[bytes | None] | None,
-        values: Sequence[bytes | None],
-        headers: Sequence[Sequence[Header] | None] | None,
-        stamps: list[int] | None,
-        now: int,
-        start: int,
-        stop: int,
-        segments: list[Segment],
-    ) -> tuple[int, BaseException | None]:
-        """Append one run of records to ``partition``, waiting for memory as ``send`` does."""
-        producer = self._producer
-        deadline = 0.0
-        index = start
-        while True:
-            result, index, appended = producer._acc.try_append_run(
-                topic, partition, keys, values, headers, stamps, now, index, stop,
-                route.num_partitions, route.available,
-            )
-            segments.extend(Segment(*segment) for segment in appended)
-            if result is not AppendResult.APPENDED:
-                self._runner.call_soon(producer._sender.wakeup)
-            if result is not AppendResult.NO_MEMORY:
-                return index, None
-            deadline = deadline or time.monotonic() + self._max_block_s
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return index, errors.timeout_error(
-                    f"no room in buffer.memory within max.block.ms ({self.config.max_block_ms})"
-                )
-            producer._acc.wait_for_memory(min(remaining, 0.1))
-            try:
-                producer._check_open()
-            except Exception as exc:
-                return index, exc
+        """Queue many records of one topic at once (see :mod:`.producer_many`)."""
+        return send_many(
+            self._producer, self._runner, topic, values, keys, headers, partitions, timestamps_ms
+        )
 
     def flush(self, timeout_s: float | None = None) -> None:
         """Block until every record sent so far succeeded or failed."""
