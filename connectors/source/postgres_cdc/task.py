@@ -87,6 +87,14 @@ class PostgresCdcTask(SourceTask):
         self._factory = EventFactory(
             config.topic_prefix, config.dbname, tombstones=config.tombstones_on_delete
         )
+        try:
+            self._start(config)
+        except BaseException:
+            self._release()  # a failed start leaves no connection (or walsender) behind
+            raise
+
+    def _start(self, config: PostgresCdcConfig) -> None:
+        assert self._factory is not None
         meta = self._meta = connect(config)
         found = preflight.server_problems(meta, config)
         if found and all("in use by another consumer" in p for p in found):
@@ -103,6 +111,8 @@ class PostgresCdcTask(SourceTask):
         self._stream = ReplicationStream(connect(config, replication=True))
         if snapshot:
             self._begin_snapshot(config, slot, stored)
+        elif config.snapshot_mode == "initial_only":
+            self._phase = "snapshot-only-done"  # the snapshot was taken by an earlier run
         else:
             if not slot.exists:
                 if stored:
@@ -194,19 +204,23 @@ class PostgresCdcTask(SourceTask):
     def stop(self) -> None:
         self._stopping.set()
         with self._lock:
-            config = self._config
-            if self._snapshot is not None:
-                self._close_quietly(self._snapshot.finish)
-                self._snapshot = None
-            if self._stream is not None:
-                self._close_quietly(self._stream.close)
-                self._stream = None
-            if config is not None and config.slot_drop_on_stop and self._meta is not None:
-                self._close_quietly(lambda: self._drop_slot(config.slot_name))
-            if self._meta is not None:
-                self._close_quietly(self._meta.close)
-                self._meta = None
-            self._phase = "stopped"
+            self._release()
+
+    def _release(self) -> None:
+        """Close everything (dropping the slot with ``slot.drop.on.stop``)."""
+        config = self._config
+        if self._snapshot is not None:
+            self._close_quietly(self._snapshot.finish)
+            self._snapshot = None
+        if self._stream is not None:
+            self._close_quietly(self._stream.close)
+            self._stream = None
+        if config is not None and config.slot_drop_on_stop and self._meta is not None:
+            self._close_quietly(lambda: self._drop_slot(config.slot_name))
+        if self._meta is not None:
+            self._close_quietly(self._meta.close)
+            self._meta = None
+        self._phase = "stopped"
 
     def _drop_slot(self, slot: str) -> None:
         assert self._meta is not None

@@ -138,6 +138,11 @@ def test_snapshot_modes_initial_only_always_and_when_needed(
     only.poll()
     assert len(only.records) == 5 and only.task.details()["phase"] == "snapshot-only-done"
     only.stop()
+    assert only.stored is not None and only.stored["last_snapshot_record"] is True
+    done = harness(only.stored, **{"snapshot.mode": "initial_only", "slot.name": "only"})
+    done.poll()
+    assert done.records == [] and done.task.details()["phase"] == "snapshot-only-done"
+    done.stop()
 
     first = harness(**{"snapshot.mode": "no_data", "slot.name": "again"})
     db.execute("INSERT INTO items VALUES (7, 0)")
