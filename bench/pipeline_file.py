@@ -10,6 +10,11 @@ measures two baselines:
 - ``python_loop_records_s``: a plain Python loop reading the file, parsing
   each line and writing it to another file (the floor for any Python pipeline).
 
+``worker_cpu_us_per_record`` is the CPU time (user + system, all threads) the
+worker process spent from the start of the clock to the last line, per record:
+unlike the rates it hardly depends on what else runs on the machine (Linux
+only: read from ``/proc``; null elsewhere).
+
 Prints one JSON line. ``--quick`` runs in under a minute.
 """
 
@@ -69,6 +74,15 @@ def python_loop(source: Path, target: Path) -> float:
     return time.perf_counter() - started
 
 
+def process_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system) process ``pid`` has used, or None without ``/proc``."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
     pipelines = workdir / "pipelines"
     pipelines.mkdir()
@@ -102,6 +116,7 @@ def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
     try:
         time.sleep(2)  # let the worker come up before the clock starts
         started = time.perf_counter()
+        cpu_started = process_cpu_s(process.pid)
         (pipelines / "bench-sink.properties").write_text(
             f"connector.class=FileStreamSink\ntopics=bench\nfile={output}\n"
         )
@@ -114,11 +129,15 @@ def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
                 raise RuntimeError(f"pipeline stopped at {done}/{count} lines; see {log.name}")
             time.sleep(0.2)
         elapsed = time.perf_counter() - started
+        cpu_ended = process_cpu_s(process.pid)
     finally:
         process.terminate()
         process.wait(60)
         log.close()
-    return {"end_to_end_records_s": count / elapsed, "end_to_end_s": elapsed}
+    cpu_us = -1.0  # unknown
+    if cpu_started is not None and cpu_ended is not None:
+        cpu_us = (cpu_ended - cpu_started) / count * 1e6
+    return {"end_to_end_records_s": count / elapsed, "end_to_end_s": elapsed, "cpu_us": cpu_us}
 
 
 def broker_only(workdir: Path, source: Path, count: int) -> float:
@@ -156,6 +175,7 @@ def run(count: int) -> dict[str, Any]:
         write_input(source, count)
         loop_s = python_loop(source, workdir / "loop-out.txt")
         result = pipeline(workdir, source, count)
+        cpu_us = result["cpu_us"]
         only = broker_only(workdir, source, count)
         line_bytes = os.path.getsize(source) / count
     return {
@@ -163,6 +183,7 @@ def run(count: int) -> dict[str, Any]:
         "line_bytes": round(line_bytes),
         "end_to_end_records_s": round(result["end_to_end_records_s"]),
         "end_to_end_s": round(result["end_to_end_s"], 2),
+        "worker_cpu_us_per_record": round(cpu_us, 2) if cpu_us >= 0 else None,
         "broker_only_records_s": round(only),
         "python_loop_records_s": round(count / loop_s),
     }
