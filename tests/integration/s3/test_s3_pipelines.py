@@ -184,3 +184,36 @@ def test_records_the_format_refuses_go_to_the_dead_letter_queue(
     rows = pq.read_table(io.BytesIO(object_bytes(s3, bucket, key))).to_pylist()
     assert rows == [{"i": 0}, {"i": 2}, {"i": 3}, {"i": 5}]
     assert worker.running("mixed-parquet")
+
+
+@pytest.mark.slow
+def test_a_refused_record_without_tolerance_fails_the_task_naming_it(
+    s3: S3Server, bucket: str, worker: StandaloneProcess
+) -> None:
+    topic = "raw-bytes"
+    with SyncAdmin({"bootstrap.servers": worker.bootstrap}) as admin:
+        admin.create_topic(topic, 1)
+    with SyncProducer({"bootstrap.servers": worker.bootstrap}) as producer:
+        producer.send(topic, b"\x00\x01binary", partition=0)
+        producer.flush()
+    sink = s3_sink(
+        "raw-json",
+        s3,
+        bucket,
+        topic,
+        **{"value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter"},
+    )
+    worker.write_pipeline("raw-json", sink)
+
+    def failed_trace() -> str:
+        status = worker.status("raw-json")
+        tasks = status["tasks"] if status else []
+        return tasks[0].get("trace", "") if tasks and tasks[0]["state"] == "FAILED" else ""
+
+    wait_for(failed_trace, "the task to fail")
+    assert "record raw-bytes-0@0: the value is raw bytes" in failed_trace()
+    assert "format.class=bytearray" in failed_trace()  # the way out is named
+    assert object_keys(s3, bucket) == []
+    with SyncAdmin({"bootstrap.servers": worker.bootstrap}) as admin:  # nothing skipped
+        committed = admin.list_consumer_group_offsets("connect-raw-json")
+    assert all(o.offset == 0 for o in committed.values())
