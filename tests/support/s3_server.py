@@ -3,7 +3,8 @@
 One process per test session (see ``tests/integration/s3/conftest.py``); a
 second one with ``INITIAL_NO_AUTH_ACTION_COUNT`` set checks credentials, for
 the wrong-credentials tests. The server is started from the venv's
-``moto_server`` script; if it cannot start, the fixture fails (never skips).
+``moto_server`` script (else ``python -m moto.server``); if it cannot start,
+the fixture fails (never skips).
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ class S3Server:
 
     def start(self) -> S3Server:
         script = Path(sys.executable).with_name("moto_server")
-        command = [str(script), "-H", "127.0.0.1", "-p", str(self.port)]
+        launcher = [str(script)] if script.exists() else [sys.executable, "-m", "moto.server"]
+        command = [*launcher, "-H", "127.0.0.1", "-p", str(self.port)]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=self._env
