@@ -14,7 +14,7 @@ Kafka Connect's default converter, JsonConverter with schemas). Then:
   consumer receiving it (``consumer_ms``); p50/p99;
 - baselines from the same WAL: ``raw_stream_events_s`` (psycopg reading the
   pgoutput stream, bytes only, no parsing) and ``decode_events_s`` (our
-  parser + Debezium events in-process, no log).
+  parser + Debezium events in-process, no log; also as CPU time per event).
 
 Prints one JSON line. ``--quick``: 20k updates and 4 s of paced load.
 """
@@ -87,8 +87,9 @@ def raw_stream(server: PostgresServer, db: str, rows: int) -> float:
         stream.close()
 
 
-def decode_in_process(server: PostgresServer, db: str, rows: int) -> float:
-    """Our task (parser + Debezium records) reading the slot, records acknowledged at once."""
+def decode_in_process(server: PostgresServer, db: str, rows: int) -> tuple[float, float]:
+    """Our task (parser + Debezium records) reading the slot, records acknowledged at once:
+    events/s and CPU microseconds per event (the latter is steady on a busy machine)."""
     from connectors.source.postgres_cdc.task import PostgresCdcTask
 
     class Offsets:
@@ -108,13 +109,17 @@ def decode_in_process(server: PostgresServer, db: str, rows: int) -> float:
     })
     try:
         seen = 0
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         while seen < rows:
             batch = task.poll()
+            for record in batch:
+                task.commit_record(record)
+            task.commit()
             seen += len(batch)
             if time.perf_counter() - started > _TIMEOUT_S:
                 raise RuntimeError(f"decode stalled at {seen}/{rows}")
-        return rows / (time.perf_counter() - started)
+        cpu_us = (time.process_time() - cpu_started) / rows * 1e6
+        return rows / (time.perf_counter() - started), cpu_us
     finally:
         task.stop()
 
@@ -278,7 +283,7 @@ def run(rows: int, rate: int, seconds: float) -> dict[str, Any]:
         worker.stop()
         worker = None
         raw = raw_stream(server, db, rows)
-        decoded = decode_in_process(server, db, rows)
+        decoded, decode_cpu_us = decode_in_process(server, db, rows)
     finally:
         if worker is not None:
             worker.stop()
@@ -295,6 +300,7 @@ def run(rows: int, rate: int, seconds: float) -> dict[str, Any]:
         "latency_consumer_ms": latency["consumer_ms"],
         "raw_stream_events_s": round(raw),
         "decode_events_s": round(decoded),
+        "decode_cpu_us_per_event": round(decode_cpu_us, 1),
     }
 
 
