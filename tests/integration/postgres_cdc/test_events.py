@@ -268,3 +268,19 @@ def test_snapshot_and_stream_rows_have_the_same_columns(
     assert snapshot.value["after"] == {"id": 1, "a": 1}  # pgoutput sends no generated columns
     assert streamed.value["after"] == {"id": 2, "a": 2}
     assert snapshot.value_schema == streamed.value_schema
+
+
+def test_exclude_list_and_no_tombstones(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE kept (id int PRIMARY KEY)")
+    db.execute("CREATE TABLE audit_log (id int PRIMARY KEY)")
+    h = harness(**{"table.exclude.list": "public\\.audit_.*", "tombstones.on.delete": "false",
+                   "snapshot.mode": "no_data"})
+    db.execute("INSERT INTO audit_log VALUES (1)")
+    db.execute("INSERT INTO kept VALUES (1)")
+    db.execute("DELETE FROM kept WHERE id = 1")
+    db.execute("INSERT INTO kept VALUES (2)")
+    h.poll_until(lambda rs: len(rs) >= 3)
+    assert [(r.topic, r.value["op"]) for r in h.records] == [
+        ("srv.public.kept", "c"), ("srv.public.kept", "d"), ("srv.public.kept", "c")]
