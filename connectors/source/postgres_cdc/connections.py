@@ -14,7 +14,9 @@ from psycopg.conninfo import make_conninfo
 from connectors.api import ConnectError, RetriableError
 from connectors.source.postgres_cdc.config import PostgresCdcConfig
 
-SESSION_OPTIONS = "-c TimeZone=UTC -c DateStyle=ISO -c extra_float_digits=3"
+SESSION_OPTIONS = (
+    "-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 -c extra_float_digits=3"
+)
 CONNECT_TIMEOUT_S = 10
 _PERMANENT = (
     "password authentication failed",

@@ -2,7 +2,8 @@
 
 pgoutput sends column values in PostgreSQL's text output format; the snapshot
 reads ``col::text`` so both paths share these parsers. Both connections run
-with ``TimeZone=UTC``, ``DateStyle=ISO`` and ``extra_float_digits=3`` (see
+with ``TimeZone=UTC``, ``DateStyle=ISO``, ``IntervalStyle=iso_8601`` and
+``extra_float_digits=3`` (see
 :mod:`.connections`), which fixes the formats parsed here.
 
 Mapping (Debezium's defaults)::
@@ -21,6 +22,7 @@ Mapping (Debezium's defaults)::
     date                    io.debezium.time.Date int32 (days since the epoch)
     time                    io.debezium.time.MicroTime int64 (µs since midnight)
     timetz                  io.debezium.time.ZonedTime string
+    interval                io.debezium.time.MicroDuration int64 (µs; a month is 30.4375 days)
     uuid                    io.debezium.data.Uuid string
     json/jsonb              io.debezium.data.Json string
     <t>[]                   array of <t> (optional elements)
@@ -30,6 +32,7 @@ Mapping (Debezium's defaults)::
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -47,6 +50,7 @@ MICRO_TIME = "io.debezium.time.MicroTime"
 ZONED_TIME = "io.debezium.time.ZonedTime"
 UUID = "io.debezium.data.Uuid"
 JSON = "io.debezium.data.Json"
+MICRO_DURATION = "io.debezium.time.MicroDuration"
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -57,7 +61,7 @@ _INT64_MIN = -(1 << 63)
 ARRAY_ELEMENTS = {
     1000: 16, 1001: 17, 1002: 18, 1003: 19, 1005: 21, 1007: 23, 1016: 20, 1028: 26,
     1021: 700, 1022: 701, 1231: 1700, 1009: 25, 1015: 1043, 1014: 1042, 1115: 1114,
-    1185: 1184, 1182: 1082, 1183: 1083, 1270: 1266, 2951: 2950, 199: 114, 3807: 3802,
+    1185: 1184, 1182: 1082, 1183: 1083, 1270: 1266, 1187: 1186, 2951: 2950, 199: 114, 3807: 3802,
 }
 
 
@@ -119,6 +123,23 @@ def _zoned_time(text: str) -> str:
     return _iso(utc.strftime("%H:%M:%S"), utc.microsecond) + "Z"
 
 
+_ISO_INTERVAL = re.compile(
+    r"P(?:(-?\d+)Y)?(?:(-?\d+)M)?(?:(-?\d+)W)?(?:(-?\d+)D)?"
+    r"(?:T(?:(-?\d+)H)?(?:(-?\d+)M)?(?:(-?\d+(?:\.\d+)?)S)?)?"
+)
+_DAYS_PER_MONTH = Decimal("30.4375")  # 365.25 / 12, as Debezium counts a month
+
+
+def _interval_us(text: str) -> int:
+    """An ISO-8601 interval (the session's IntervalStyle) as microseconds."""
+    match = _ISO_INTERVAL.fullmatch(text)
+    if match is None:
+        raise DataError(f"not an ISO-8601 interval: {text[:40]!r}")
+    y, mo, w, d, h, mi, sec = (Decimal(part) if part else Decimal(0) for part in match.groups())
+    days = (y * 12 + mo) * _DAYS_PER_MONTH + w * 7 + d
+    return int((((days * 24 + h) * 60 + mi) * 60 + sec) * 1_000_000)
+
+
 def _decimal(text: str) -> Decimal | None:
     try:
         value = Decimal(text)
@@ -168,6 +189,7 @@ _SIMPLE: dict[int, tuple[Schema, Parser]] = {
     1082: (_named(SchemaType.INT32, DATE), _date_days),
     1083: (_named(SchemaType.INT64, MICRO_TIME), _time_us),
     1266: (_named(SchemaType.STRING, ZONED_TIME), _zoned_time),
+    1186: (_named(SchemaType.INT64, MICRO_DURATION), _interval_us),
     2950: (_named(SchemaType.STRING, UUID), str),
     114: (_named(SchemaType.STRING, JSON), str),
     3802: (_named(SchemaType.STRING, JSON), str),

@@ -32,7 +32,8 @@ CREATE TABLE public.everything (
     raw bytea,
     tags text[],
     counts int4[],
-    ratio float8
+    ratio float8,
+    span interval
 )
 """
 ROW = """
@@ -40,7 +41,7 @@ INSERT INTO public.everything VALUES (
     1, 7, 70000, 1234.50, 3.14159, 'hello', 'abc', true,
     '2024-03-01 12:34:56.789', '2024-03-01 12:34:56.5+02', '2024-03-01', '01:02:03.25',
     'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '{"k": [1, 2]}', '\\x00ff10',
-    '{"a b","c",NULL}', '{1,2,3}', 0.25
+    '{"a b","c",NULL}', '{1,2,3}', 0.25, '1 day 2 hours'
 )
 """
 ENVELOPE_FIELDS = ["before", "after", "source", "op", "ts_ms", "transaction"]
@@ -90,6 +91,7 @@ def test_snapshot_insert_update_delete_truncate_events(
         "day": 19783, "clock": 3723250000,
         "ident": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "doc": '{"k": [1, 2]}',
         "raw": b"\x00\xff\x10", "tags": ["a b", "c", None], "counts": [1, 2, 3], "ratio": 0.25,
+        "span": 93_600_000_000,
     }
     row_schema = envelope.field("after").schema
     assert row_schema.name == "srv.public.everything.Value" and row_schema.optional

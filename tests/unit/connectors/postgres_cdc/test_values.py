@@ -71,3 +71,13 @@ def test_bytea_and_arrays() -> None:
     schema = column_type(1016, -1)[0]
     assert schema.type is SchemaType.ARRAY and schema.value_schema.type is SchemaType.INT64
     assert schema.value_schema.optional
+
+
+def test_intervals_as_debeziums_micro_duration() -> None:
+    schema = column_type(1186, -1)[0]
+    assert (schema.type, schema.name) == (SchemaType.INT64, "io.debezium.time.MicroDuration")
+    assert parse(1186, "PT1M") == 60_000_000 and parse(1186, "PT0S") == 0
+    assert parse(1186, "P1M") == int(30.4375 * 86_400_000_000)  # an average month
+    assert parse(1186, "P1DT-1H-0.5S") == 86_400_000_000 - 3_600_500_000
+    with pytest.raises(DataError, match="ISO-8601"):
+        parse(1186, "1 day")
