@@ -7,6 +7,8 @@ consumer's slot where it was), so no change is confirmed without being read.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,3 +132,17 @@ def test_a_good_config_has_no_problems(
 ) -> None:
     db.execute("CREATE TABLE t (id int PRIMARY KEY)")
     assert PostgresCdcConnector().check(cdc_props(postgres, pg_database)) == []
+
+
+def test_sluice_validate_shows_the_problem(
+    postgres: PostgresServer, pg_database: str, tmp_path: Path
+) -> None:
+    props = cdc_props(postgres, pg_database, **{"table.include.list": "public.nope"})
+    pipeline = tmp_path / "cdc.properties"
+    pipeline.write_text("".join(f"{key}={value}\n" for key, value in props.items()))
+    result = subprocess.run(
+        [sys.executable, "-m", "connect_worker.cli", "validate", str(pipeline)],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert result.returncode != 0
+    assert "table.include.list: no table matches 'public.nope'" in result.stdout + result.stderr
