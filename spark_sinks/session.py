@@ -2,7 +2,8 @@
 
 A session (a JVM) takes seconds to start and hundreds of MB, so tasks share
 it: :meth:`SharedSession.acquire` starts it on first use (with the first
-caller's master and settings, the ``sluice`` format registered) and counts
+caller's master and settings, the ``sluice`` format registered, the
+PostgreSQL JDBC driver on its class path) and counts
 users; :meth:`SharedSession.release` stops it when the last user is done.
 Later callers asking for another master or other static settings get the
 running session and a warning (a worker runs one Spark application).
@@ -14,12 +15,16 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
+
+#: The PostgreSQL JDBC driver (Debian's libpostgresql-jdbc-java), added to spark.jars.
+POSTGRES_JDBC_JAR = "/usr/share/java/postgresql.jar"
 
 
 class SharedSession:
@@ -68,7 +73,10 @@ class SharedSession:
         started = time.monotonic()
         builder = SparkSession.builder.master(master).appName("sluice")
         builder = builder.config("spark.ui.showConsoleProgress", "false")
-        for key, value in conf.items():
+        settings = dict(conf)
+        if "spark.jars" not in settings and Path(POSTGRES_JDBC_JAR).exists():
+            settings["spark.jars"] = POSTGRES_JDBC_JAR  # output.format=jdbc to PostgreSQL
+        for key, value in settings.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("WARN")

@@ -29,6 +29,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 from pyspark.sql.datasource import (
     DataSource,
@@ -68,8 +69,12 @@ def ensure_worker_env() -> None:
 
 
 def register(spark: SparkSession) -> None:
-    """Make ``format("sluice")`` available in ``spark``."""
-    spark.dataSource.register(SluiceDataSource)
+    """Make ``format("sluice")`` available in ``spark`` (a no-op when it already is)."""
+    try:
+        spark.dataSource.register(SluiceDataSource)
+    except AnalysisException as exc:
+        if exc.getCondition() != "DATA_SOURCE_ALREADY_EXISTS":  # shared by sibling sessions
+            raise
 
 
 class OffsetRange(InputPartition):

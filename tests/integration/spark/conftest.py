@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
+from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.plugins import PluginRegistry
+from connect_worker.worker_config import WorkerConfig
 from log_engine.client import SyncAdmin, SyncProducer
 from tests.support.broker_process import BrokerProcess
 
@@ -67,3 +71,30 @@ def make_topic(broker: BrokerProcess) -> Callable[..., None]:
 def produce(broker: BrokerProcess) -> Callable[..., None]:
     """``produce(topic, values, partition=, keys=, headers=)``, acknowledged on return."""
     return lambda topic, values, **kw: _produce(broker, topic, values, **kw)
+
+
+@pytest.fixture
+def make_herder(broker: BrokerProcess, tmp_path: Path) -> Iterator[Callable[..., StandaloneHerder]]:
+    """A StandaloneHerder (bundled plugins) on the session broker; stopped at the end."""
+    herders: list[StandaloneHerder] = []
+
+    def make(**overrides: str) -> StandaloneHerder:
+        props = {
+            "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
+            "connector.configs.file": str(tmp_path / "connectors.json"),
+            "offset.flush.interval.ms": "200",
+            "task.restart.enabled": "false",
+            **overrides,
+        }
+        herder = StandaloneHerder(
+            WorkerConfig.from_properties(props),
+            PluginRegistry.load(entry_points=False),
+            bootstrap=broker.bootstrap,
+        )
+        herder.start()
+        herders.append(herder)
+        return herder
+
+    yield make
+    for herder in herders:
+        herder.stop()
