@@ -134,20 +134,20 @@ class RecordAccumulator:
     ) -> tuple[AppendResult, int, list[tuple[int, int, Any]]]:
         """Append records ``start``..``stop - 1``, all to ``partition`` (None: sticky).
 
-        :meth:`try_append` for many records under one lock: they fill the open batch,
-        then new ones. Returns ``NEW_BATCH`` if a batch was started (``APPENDED``
+        :meth:`try_append` for many records, one lock round per batch: they fill the
+        open batch, then new ones. Returns ``NEW_BATCH`` if a batch was started (``APPENDED``
         otherwise) or ``NO_MEMORY`` when ``buffer.memory`` ran out first, the index of
         the first record not appended, and ``(start, stop, future)`` per batch used.
         """
         segments: list[tuple[int, int, Any]] = []
         started = False
         index = start
-        with self._lock:
-            parts = self._batches.get(topic)
-            if parts is None:
-                parts = self._batches[topic] = {}
-            full = False  # the open batch refused the next record
-            while index < stop:
+        full = False  # the open batch refused the next record
+        while index < stop:
+            with self._lock:  # one batch per lock round: the sender never waits for a long run
+                parts = self._batches.get(topic)
+                if parts is None:
+                    parts = self._batches[topic] = {}
                 batch = None if full else self._open_batch(topic, partition, parts)
                 if batch is None:
                     key = None if keys is None else keys[index]
@@ -158,16 +158,15 @@ class RecordAccumulator:
                         topic, partition, parts, size_hint, stamp, num_partitions, available
                     )
                     if batch is None:
-                        result = AppendResult.NO_MEMORY
-                        return result, index, segments
+                        return AppendResult.NO_MEMORY, index, segments
                     started = True
                 end, future = batch.append_run(
                     keys, values, headers, timestamps, timestamp, index, stop
                 )
-                if future is not None:
-                    segments.append((index, end, future))
-                full = end < stop
-                index = end
+            if future is not None:
+                segments.append((index, end, future))
+            full = end < stop
+            index = end
         return (AppendResult.NEW_BATCH if started else AppendResult.APPENDED), index, segments
 
     def _open_batch(
