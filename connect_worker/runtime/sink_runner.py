@@ -4,11 +4,13 @@
 
     SyncConsumer.poll (group connect-<connector>, enable.auto.commit=false)
         --> RecordConverters.to_sink_record --> TransformChain.apply --> task.put(batch)
-
-(without transforms, each partition's run of polled records is converted in
-bulk: ``RecordConverters.to_sink_records``)
     every offset.flush.interval.ms, on request_commit, on revoke and at stop:
         task.pre_commit(offsets put so far) --> consumer.commit(returned offsets)
+
+Without transforms, each partition's run of polled records is converted in
+bulk (``RecordConverters.to_sink_records``: values column by column, records
+built in one loop); a run it cannot take goes record by record, with the same
+results.
 
 Offsets are committed only after ``pre_commit`` (by default ``flush``) made
 the records durable: at-least-once. A ``RetriableError`` from ``put``

@@ -5,12 +5,13 @@
     task.poll() --records--> TransformChain.apply --> RecordConverters.to_log
         --> TopicCreator.ensure (first use) --> SyncProducer.send --> SubmittedRecords
 
+    OffsetCommitter: every offset.flush.interval.ms and at stop -> OffsetStore, task.commit()
+
 Without transforms, a polled batch takes the bulk path: converted column by
 column (``RecordConverters.to_log_many``), handed over with one
 ``SyncProducer.send_many``, tracked per delivered run of records. Anything the
 bulk path cannot take (several topics, headers, a record failing to convert)
 goes the per-record way, with the same results.
-    OffsetCommitter: every offset.flush.interval.ms and at stop -> OffsetStore, task.commit()
 
 Exceptions, one behaviour each: ``RetriableError`` from ``poll`` (or a
 retriable client error from ``send``) -> back off and retry the unsent tail of
