@@ -10,8 +10,8 @@ from connectors.source.postgres_cdc.tables import Column
 
 _USER_TABLES = """
 SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-WHERE c.relkind IN ('r', 'p') AND n.nspname NOT IN ('pg_catalog', 'information_schema')
-  AND n.nspname NOT LIKE 'pg_toast%%' AND NOT c.relispartition
+WHERE c.relkind = 'r' AND n.nspname NOT IN ('pg_catalog', 'information_schema')
+  AND n.nspname NOT LIKE 'pg_toast%%'
 ORDER BY 1, 2
 """
 # generated columns are left out, as pgoutput leaves them out of its messages
@@ -45,7 +45,8 @@ class TableInfo:
 
 
 def user_tables(conn: psycopg.Connection) -> list[str]:
-    """``schema.table`` of every ordinary or partitioned table outside the system schemas."""
+    """``schema.table`` of every table holding rows (partitions, not their parents: pgoutput
+    publishes changes under the partition's name) outside the system schemas."""
     return [f"{s}.{t}" for s, t in conn.execute(_USER_TABLES).fetchall()]
 
 

@@ -24,7 +24,8 @@ def ensure_publication(conn: psycopg.Connection, config: PostgresCdcConfig) -> l
     name = config.publication_name
     mode = config.publication_autocreate_mode
     published = catalog.published_tables(conn, name)
-    wanted = [t for t in catalog.user_tables(conn) if config.captures(t)]
+    tables = catalog.user_tables(conn)
+    wanted = [t for t in tables if config.captures(t)]
     pub = quote_ident(name)
     try:
         if mode == "filtered":
@@ -47,7 +48,7 @@ def ensure_publication(conn: psycopg.Connection, config: PostgresCdcConfig) -> l
     except psycopg.Error as exc:
         raise ConnectError(f"publication.name: cannot create or update {name!r}: {exc}") from None
     published = catalog.published_tables(conn, name) or []
-    return [t for t in published if config.captures(t)]
+    return [t for t in published if t in wanted]  # partitions, never their parents
 
 
 def _quoted(qualified: str) -> str:

@@ -9,6 +9,7 @@ once per Table and shared by its records, so converters can cache their text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -54,6 +55,15 @@ TRANSACTION_SCHEMA = Schema(
 )
 
 
+_NOT_IN_TOPIC_NAMES = re.compile(r"[^A-Za-z0-9._-]")
+
+
+def topic_name(prefix: str, schema_name: str, table_name: str) -> str:
+    """``<prefix>.<schema>.<table>`` with characters a topic cannot hold replaced by ``_``
+    (as Debezium's default topic naming does); also the stem of the schema names."""
+    return _NOT_IN_TOPIC_NAMES.sub("_", f"{prefix}.{schema_name}.{table_name}")
+
+
 @dataclass(frozen=True, slots=True)
 class Column:
     """One column as the connector sees it."""
@@ -80,7 +90,7 @@ class Table:
         self.schema_name = schema_name
         self.table_name = table_name
         self.qualified_name = f"{schema_name}.{table_name}"
-        self.topic = f"{prefix}.{schema_name}.{table_name}"
+        self.topic = topic_name(prefix, schema_name, table_name)
         self.columns = tuple(columns)
         self.names = tuple(c.name for c in columns)
         self.replica_identity = replica_identity

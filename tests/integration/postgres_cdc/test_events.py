@@ -286,3 +286,29 @@ def test_exclude_list_and_no_tombstones(
     h.poll_until(lambda rs: len(rs) >= 3)
     assert [(r.topic, r.value["op"]) for r in h.records] == [
         ("srv.public.kept", "c"), ("srv.public.kept", "d"), ("srv.public.kept", "c")]
+
+
+def test_partitions_and_names_that_topics_cannot_hold(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE parted (id int PRIMARY KEY, v int) PARTITION BY RANGE (id)")
+    db.execute("CREATE TABLE parted_low PARTITION OF parted FOR VALUES FROM (0) TO (100)")
+    db.execute("CREATE TABLE parted_high PARTITION OF parted FOR VALUES FROM (100) TO (200)")
+    db.execute('CREATE TABLE "Order Items" (id int PRIMARY KEY)')
+    db.execute("INSERT INTO parted VALUES (1, 1), (150, 1)")
+    db.execute('INSERT INTO "Order Items" VALUES (1)')
+    h = harness()
+    db.execute("INSERT INTO parted VALUES (2, 2), (151, 2)")
+    db.execute('INSERT INTO "Order Items" VALUES (2)')
+    h.poll_until(lambda rs: len(rs) >= 6)
+    by_topic: dict[str, list[tuple[str, int]]] = {}
+    for r in h.records:
+        by_topic.setdefault(r.topic, []).append((r.value["op"], r.key["id"]))
+    assert by_topic == {  # each row once: partitions are captured, not their parent
+        "srv.public.parted_low": [("r", 1), ("c", 2)],
+        "srv.public.parted_high": [("r", 150), ("c", 151)],
+        "srv.public.Order_Items": [("r", 1), ("c", 2)],
+    }
+    items = next(r for r in h.records if r.topic == "srv.public.Order_Items")
+    assert items.value["source"]["table"] == "Order Items"
+    assert items.value_schema.name == "srv.public.Order_Items.Envelope"
