@@ -58,6 +58,13 @@ class PostgresCdcConfig(PluginConfig):
     topic_prefix: str = Field(alias="topic.prefix", pattern=r"^[A-Za-z0-9._-]+$",
                               description="Prefix of every topic (<prefix>.<schema>.<table>) "
                               "and the logical server name in source.name.")
+    column_include_list: str = Field("", alias="column.include.list",
+                                     description="Comma-separated regexes matched against "
+                                     "schema.table.column: only those columns are captured "
+                                     "(primary-key columns always are).")
+    column_exclude_list: str = Field("", alias="column.exclude.list",
+                                     description="Comma-separated regexes of "
+                                     "schema.table.column names to leave out of the rows.")
     heartbeat_interval_ms: int = Field(0, alias="heartbeat.interval.ms", ge=0,
                                        description="Emit a heartbeat record to "
                                        "__debezium-heartbeat.<prefix> this often so the slot's "
@@ -97,7 +104,9 @@ class PostgresCdcConfig(PluginConfig):
             )
         return value
 
-    @field_validator("table_include_list", "table_exclude_list")
+    @field_validator(
+        "table_include_list", "table_exclude_list", "column_include_list", "column_exclude_list"
+    )
     @classmethod
     def _regexes(cls, value: str) -> str:
         for pattern in _split(value):
@@ -120,6 +129,8 @@ class PostgresCdcConfig(PluginConfig):
     def _one_table_list(self) -> PostgresCdcConfig:
         if self.table_include_list and self.table_exclude_list:
             raise ValueError("table.include.list and table.exclude.list cannot both be set")
+        if self.column_include_list and self.column_exclude_list:
+            raise ValueError("column.include.list and column.exclude.list cannot both be set")
         return self
 
     @cached_property
@@ -129,6 +140,25 @@ class PostgresCdcConfig(PluginConfig):
     @cached_property
     def exclude_patterns(self) -> list[re.Pattern[str]]:
         return [re.compile(p) for p in _split(self.table_exclude_list)]
+
+    @cached_property
+    def column_patterns(self) -> tuple[bool, list[re.Pattern[str]]]:
+        """(True, include patterns) or (False, exclude patterns)."""
+        if self.column_include_list:
+            return True, [re.compile(p) for p in _split(self.column_include_list)]
+        return False, [re.compile(p) for p in _split(self.column_exclude_list)]
+
+    def dropped_columns(self, qualified_table: str, columns: list[str]) -> frozenset[str]:
+        """The columns of ``schema.table`` that column.include/exclude.list leave out."""
+        include, patterns = self.column_patterns
+        if not patterns:
+            return frozenset()
+        dropped = set()
+        for column in columns:
+            matched = any(p.fullmatch(f"{qualified_table}.{column}") for p in patterns)
+            if matched != include:
+                dropped.add(column)
+        return frozenset(dropped)
 
     @cached_property
     def skipped(self) -> frozenset[str]:

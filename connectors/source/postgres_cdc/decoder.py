@@ -215,6 +215,7 @@ class ChangeDecoder:
             key,
             relation.replica_identity,
             self._config.decimal_handling_mode,
+            self._config.dropped_columns(qualified, [c.name for c in columns]),
         )
         previous = self._tables.get(relation.relid)
         if previous is not None and not previous.same_shape(table):

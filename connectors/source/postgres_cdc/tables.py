@@ -86,7 +86,10 @@ class Table:
         key_columns: Sequence[str],
         replica_identity: str,
         decimal_mode: str,
+        dropped: frozenset[str] = frozenset(),
     ) -> None:
+        """``dropped``: columns left out of the rows (column.exclude/include.list); key
+        columns are always kept."""
         self.schema_name = schema_name
         self.table_name = table_name
         self.qualified_name = f"{schema_name}.{table_name}"
@@ -94,30 +97,28 @@ class Table:
         self.columns = tuple(columns)
         self.names = tuple(c.name for c in columns)
         self.replica_identity = replica_identity
+        keep = [c.name not in dropped or c.name in key_columns for c in columns]
         fields: list[tuple[str, Schema]] = []
-        parsers: list[Parser] = []
-        placeholders: list[Any] = []
-        for column in columns:
+        specs: list[tuple[int, str, Parser | None, Any]] = []
+        zeros: list[tuple[str, Any]] = []
+        for index, column in enumerate(columns):
+            if not keep[index]:
+                continue
             schema, parser = column_type(column.type_oid, column.typmod, decimal_mode)
             fields.append((column.name, schema.as_optional() if column.optional else schema))
-            parsers.append(parser)
-            placeholders.append(_placeholder(schema))
-        self.parsers = tuple(parsers)
-        self._specs = tuple(  # text columns need no parsing: parser None
-            (name, None if parser is str else parser, placeholder)
-            for name, parser, placeholder in zip(self.names, parsers, placeholders, strict=True)
-        )
-        self._zeros = tuple(
-            (name, _zero(schema))
-            for (name, schema), column in zip(fields, columns, strict=True)
-            if not column.optional and name not in key_columns
-        )
+            # text columns need no parsing: parser None
+            specs.append((index, column.name, None if parser is str else parser,
+                          _placeholder(schema)))
+            if not column.optional and column.name not in key_columns:
+                zeros.append((column.name, _zero(schema)))
+        self._specs = tuple(specs)
+        self._zeros = tuple(zeros)
+        self.kept_names = tuple(name for name, _ in fields)
         self.value_schema = struct(*fields, name=f"{self.topic}.Value", optional=True)
-        self.key_indexes = tuple(self.names.index(k) for k in key_columns if k in self.names)
-        self.key_names = tuple(self.names[i] for i in self.key_indexes)
+        self.key_names = tuple(k for k in key_columns if k in self.kept_names)
         self.key_schema: Schema | None = (
-            struct(*(fields[i] for i in self.key_indexes), name=f"{self.topic}.Key")
-            if self.key_indexes
+            struct(*(f for f in fields if f[0] in self.key_names), name=f"{self.topic}.Key")
+            if self.key_names
             else None
         )
         self.envelope_schema = Schema(
@@ -138,7 +139,8 @@ class Table:
         """Connect data of a row from its text values (None, or unchanged-TOAST markers)."""
         row: dict[str, Any] = {}
         unchanged = UNCHANGED_TOAST
-        for (name, parser, placeholder), value in zip(self._specs, values, strict=True):
+        for index, name, parser, placeholder in self._specs:
+            value = values[index]
             if value is None:
                 row[name] = None
             elif value is unchanged:
@@ -160,7 +162,7 @@ class Table:
 
     def key(self, row: dict[str, Any]) -> dict[str, Any] | None:
         """The key struct of a row (None for a table without a primary key)."""
-        if not self.key_indexes:
+        if not self.key_names:
             return None
         return {name: row[name] for name in self.key_names}
 

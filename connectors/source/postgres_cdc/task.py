@@ -186,9 +186,11 @@ class PostgresCdcTask(SourceTask):
     def _make_table(self, qualified: str, info: TableInfo) -> Table:
         assert self._config is not None
         schema, name = split_name(qualified)
+        config = self._config
+        dropped = config.dropped_columns(qualified, [c.name for c in info.columns])
         return Table(
-            self._config.topic_prefix, schema, name, info.columns, info.primary_key,
-            info.replica_identity, self._config.decimal_handling_mode,
+            config.topic_prefix, schema, name, info.columns, info.primary_key,
+            info.replica_identity, config.decimal_handling_mode, dropped,
         )
 
     def _start_streaming(self) -> None:

@@ -312,3 +312,19 @@ def test_partitions_and_names_that_topics_cannot_hold(
     items = next(r for r in h.records if r.topic == "srv.public.Order_Items")
     assert items.value["source"]["table"] == "Order Items"
     assert items.value_schema.name == "srv.public.Order_Items.Envelope"
+
+
+def test_column_exclude_list_leaves_columns_out(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE people (id int PRIMARY KEY, name text, secret text NOT NULL)")
+    db.execute("INSERT INTO people VALUES (1, 'a', 'x')")
+    h = harness(**{"column.exclude.list": r"public\.people\.(secret|id)"})
+    db.execute("INSERT INTO people VALUES (2, 'b', 'y')")
+    db.execute("DELETE FROM people WHERE id = 1")
+    h.poll_until(lambda rs: len(h.changes()) >= 3)
+    snapshot, create, delete = h.changes()
+    assert snapshot.value["after"] == {"id": 1, "name": "a"}  # the key column stays
+    assert create.value["after"] == {"id": 2, "name": "b"}
+    assert delete.value["before"] == {"id": 1, "name": None}
+    assert _field_names(create.value_schema.field("after").schema) == ["id", "name"]

@@ -46,6 +46,18 @@ def test_table_lists_are_anchored() -> None:
     assert exclude.captures("public.t") and not exclude.captures("public.tmp_1")
 
 
+def test_column_lists() -> None:
+    include = PostgresCdcConfig.from_props({**BASE, "column.include.list": r"s\.t\.(a|b)"})
+    assert include.dropped_columns("s.t", ["a", "b", "c"]) == {"c"}
+    assert include.dropped_columns("s.u", ["a"]) == {"a"}
+    exclude = PostgresCdcConfig.from_props({**BASE, "column.exclude.list": r".*\.pw"})
+    assert exclude.dropped_columns("s.t", ["a", "pw"]) == {"pw"}
+    assert PostgresCdcConfig.from_props(BASE).dropped_columns("s.t", ["a"]) == frozenset()
+    with pytest.raises(ConfigError, match="cannot both be set"):
+        PostgresCdcConfig.from_props(
+            {**BASE, "column.include.list": "a", "column.exclude.list": "b"})
+
+
 def test_one_task_whatever_tasks_max_says() -> None:
     connector = PostgresCdcConnector()
     connector.start({**BASE, "tasks.max": "4"})
