@@ -6,33 +6,23 @@
 yields schemaless data. A null value with no schema is a null record
 (a tombstone), not the text ``null``.
 
-Kept lean for the hot path: a schema's JSON text is computed once and cached
-(per schema object), strings take a fast path, and parsed envelope schemas are
-cached by their text.
+Kept lean for the hot path (:mod:`.json_envelope`): a schema's envelope head
+and a compiled encoder are made once per schema object, a message's schema is
+recognised by its bytes, payloads are read and written by orjson, and only
+logical, bytes and nested fields are converted. ``from_connect_many`` and
+``to_connect_many`` convert a column of records at once (the runtime's bulk
+path uses them when a converter has them).
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 from pydantic import Field
 
-from connect_worker.converters.json_schema import schema_from_json, schema_to_json
-from connect_worker.converters.json_values import (
-    from_json_value,
-    infer_json_value,
-    to_json_value,
-)
-from connectors.api import Converter, DataError, PluginConfig, Schema, SchemaType
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True)
-_ENVELOPE_HINT = (
-    "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may "
-    "not contain additional fields. If you are trying to deserialize plain JSON data, "
-    "set schemas.enable=false in your converter configuration."
-)
+from connect_worker.converters.json_envelope import EnvelopeReader, EnvelopeWriter
+from connectors.api import Converter, PluginConfig, Schema
 
 
 class JsonConverterConfig(PluginConfig):
@@ -60,78 +50,44 @@ class JsonConverter(Converter):
     version: ClassVar[str] = "0.1.0"
 
     def __init__(self) -> None:
-        self._config = JsonConverterConfig.model_validate({})
-        self._schema_text: dict[int, tuple[Schema, str]] = {}
-        self._parsed: dict[str, Schema] = {}
+        self.configure({})
 
     def configure(self, props: Mapping[str, str], is_key: bool = False) -> None:
         self._config = JsonConverterConfig.from_props(props)
-        self._schema_text.clear()
-        self._parsed.clear()
-
-    # ---------------------------------------------------------------- write
+        enabled, size = self._config.schemas_enable, self._config.schemas_cache_size
+        self._writer = EnvelopeWriter(enabled, size)
+        self._reader = EnvelopeReader(enabled, size)
 
     def from_connect(self, topic: str, schema: Schema | None, value: Any) -> bytes | None:
         if schema is None and value is None:
             return None
-        if schema is None:
-            payload = infer_json_value(value)
-        elif schema.type is SchemaType.STRING and schema.name is None and type(value) is str:
-            payload = value
-        else:
-            payload = to_json_value(schema, value)
-        try:
-            payload_text = _ENCODER.encode(payload)
-        except (TypeError, ValueError) as exc:
-            raise DataError(f"cannot write JSON for topic {topic}: {exc}") from None
-        if not self._config.schemas_enable:
-            return payload_text.encode("utf-8")
-        schema_text = "null" if schema is None else self._schema_json(schema)
-        return f'{{"schema":{schema_text},"payload":{payload_text}}}'.encode()
-
-    def _schema_json(self, schema: Schema) -> str:
-        cached = self._schema_text.get(id(schema))
-        if cached is not None and cached[0] is schema:
-            return cached[1]
-        text = _ENCODER.encode(schema_to_json(schema))
-        if len(self._schema_text) >= self._config.schemas_cache_size:
-            self._schema_text.clear()
-        if self._config.schemas_cache_size:
-            # The schema object is kept alive by the cache, so its id cannot be reused.
-            self._schema_text[id(schema)] = (schema, text)
-        return text
-
-    # ----------------------------------------------------------------- read
+        return self._writer.write(topic, schema, value)
 
     def to_connect(self, topic: str, data: bytes | None) -> tuple[Schema | None, Any]:
         if data is None:
             return None, None
-        try:
-            parsed = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise DataError(
-                f"Converting byte[] to Kafka Connect data failed due to serialization error "
-                f"of topic {topic}: not valid JSON ({exc})"
-            ) from None
-        if not self._config.schemas_enable or parsed is None:
-            return None, parsed
-        if type(parsed) is not dict or len(parsed) != 2 or not (
-            "schema" in parsed and "payload" in parsed
-        ):
-            raise DataError(f"topic {topic}: {_ENVELOPE_HINT}")
-        raw_schema, payload = parsed["schema"], parsed["payload"]
-        if raw_schema is None:
-            return None, payload
-        schema = self._parse_schema(raw_schema)
-        return schema, from_json_value(schema, payload)
+        return self._reader.read(topic, data)
 
-    def _parse_schema(self, raw: Any) -> Schema:
-        key = repr(raw)
-        schema = self._parsed.get(key)
-        if schema is None:
-            schema = schema_from_json(raw)
-            if len(self._parsed) >= self._config.schemas_cache_size:
-                self._parsed.clear()
-            if self._config.schemas_cache_size:
-                self._parsed[key] = schema
-        return schema
+    def from_connect_many(
+        self, topic: str, schemas: Sequence[Schema | None], values: Sequence[Any]
+    ) -> list[bytes | None]:
+        """``from_connect`` over a column of records (the first DataError stops it)."""
+        write = self._writer.write
+        return [
+            None if schema is None and value is None else write(topic, schema, value)
+            for schema, value in zip(schemas, values, strict=True)
+        ]
+
+    def to_connect_many(
+        self, topic: str, data: Sequence[bytes | None]
+    ) -> tuple[list[Schema | None], list[Any]]:
+        """``to_connect`` over a column of records: their schemas and their values."""
+        read = self._reader.read
+        schemas: list[Schema | None] = []
+        values: list[Any] = []
+        add_schema, add_value = schemas.append, values.append
+        for item in data:
+            schema, value = (None, None) if item is None else read(topic, item)
+            add_schema(schema)
+            add_value(value)
+        return schemas, values
