@@ -133,6 +133,16 @@ def harness(postgres: PostgresServer, pg_database: str) -> Iterator[Callable[...
     yield make
     for h in made:
         h.stop()
+    release_slots(postgres, pg_database)
+
+
+def release_slots(postgres: PostgresServer, dbname: str) -> None:
+    """Wait for the walsenders of stopped tasks to exit, so the database can be dropped."""
+    with postgres.connect() as conn:
+        wait_for(lambda: conn.execute(
+            "SELECT count(*) = 0 FROM pg_replication_slots "
+            "WHERE database = %s AND active_pid IS NOT NULL", (dbname,)
+        ).fetchone()[0], f"the replication slots of {dbname} to be released")
 
 
 @pytest.fixture
