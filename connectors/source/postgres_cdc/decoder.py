@@ -72,27 +72,22 @@ class ChangeDecoder:
 
     def handle(self, message: Message | None, lsn: int, out: list[SourceRecord]) -> None:
         """Append the records of ``message`` (read at ``lsn``) to ``out``."""
-        kind = type(message)
-        if kind is Insert or kind is Update or kind is Delete:
-            table = self._tables.get(message.relid)  # type: ignore[union-attr]
+        if isinstance(message, Insert | Update | Delete):
+            table = self._tables.get(message.relid)
             if table is not None and not self._skip_tx:
-                self._row_change(message, table, lsn, out)  # type: ignore[arg-type]
-        elif kind is Begin:
-            assert isinstance(message, Begin)
+                self._row_change(message, table, lsn, out)
+        elif isinstance(message, Begin):
             self._begin = message
             self._seq = -1
             self._skip_tx = message.final_lsn < self._resume[0]
-        elif kind is Commit:
-            assert isinstance(message, Commit)
+        elif isinstance(message, Commit):
             self._begin = None
             self._last_commit_lsn = message.commit_lsn
             self.last_commit_end = message.end_lsn
             self._confirmations.completed(message.end_lsn)
-        elif kind is Relation:
-            assert isinstance(message, Relation)
+        elif isinstance(message, Relation):
             self._tables[message.relid] = self._table(message)
-        elif kind is Truncate and "t" not in self._skipped and not self._skip_tx:
-            assert isinstance(message, Truncate)
+        elif isinstance(message, Truncate) and "t" not in self._skipped and not self._skip_tx:
             for relid in message.relids:
                 table = self._tables.get(relid)
                 if table is not None:
