@@ -45,6 +45,7 @@ from connectors.api import DataError, Schema
 _STDLIB = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=True)
 _HEAD = b'{"schema":'
 _MIDDLE = b',"payload":'
+_NULL_END = len(_HEAD) + len(b"null")  # where a null schema ends (no schema object is so short)
 _ENVELOPE_HINT = (
     "JsonConverter with schemas.enable requires \"schema\" and \"payload\" fields and may "
     "not contain additional fields. If you are trying to deserialize plain JSON data, "
@@ -120,10 +121,12 @@ class EnvelopeReader:
         self._by_repr: dict[str, _ReadEntry] = {}
         self._last: _ReadEntry | None = None
 
-    def read(self, topic: str, data: bytes) -> tuple[Schema | None, Any]:
+    def read(self, topic: str, data: Any) -> tuple[Schema | None, Any]:
         """The schema and value in ``data`` (not None); DataError for bad bytes."""
         if not self._enabled:
             return None, self._parse(topic, data)
+        if type(data) is not bytes:  # bytearray, str, ...: what json.loads takes
+            return self._read_general(topic, data)
         entry = self._last
         if entry is None or not data.startswith(entry.head):
             entry = self._compact_entry(data)
@@ -147,8 +150,8 @@ class EnvelopeReader:
         if not data.startswith(_HEAD):
             return None
         end = data.find(_MIDDLE, len(_HEAD))
-        if end < 0:
-            return None
+        if end < 0 or end == _NULL_END:
+            return None  # not compact, or schemaless: the standard library parses it all
         key = data[len(_HEAD) : end]
         entry = self._by_bytes.get(key)
         if entry is not None:
@@ -171,7 +174,7 @@ class EnvelopeReader:
     def _new_entry(head: bytes, schema: Schema) -> _ReadEntry:
         return _ReadEntry(head, schema, compile_decoder(schema))
 
-    def _read_general(self, topic: str, data: bytes) -> tuple[Schema | None, Any]:
+    def _read_general(self, topic: str, data: Any) -> tuple[Schema | None, Any]:
         parsed = self._parse(topic, data)
         if parsed is None:
             return None, None
@@ -195,7 +198,7 @@ class EnvelopeReader:
             return entry.schema, from_json_value(entry.schema, json.loads(data)["payload"])
 
     @staticmethod
-    def _parse(topic: str, data: bytes) -> Any:
+    def _parse(topic: str, data: Any) -> Any:
         try:
             return json.loads(data)
         except (ValueError, UnicodeDecodeError) as exc:

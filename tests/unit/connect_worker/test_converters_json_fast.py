@@ -183,6 +183,7 @@ def test_reads_every_layout_kafka_allows() -> None:
         json.dumps({"schema": reordered_schema, "payload": envelope["payload"]},
                    separators=(",", ":")).encode(),
         compact + b"  \n",
+        bytearray(compact),
     ]
     conv = converter()
     for data in layouts * 2:
