@@ -41,7 +41,7 @@ class TableInfo:
     columns: tuple[Column, ...]
     primary_key: tuple[str, ...]
     replica_identity: str
-    estimated_rows: int
+    estimated_rows: int | None  # pg_class.reltuples; None before the first ANALYZE/VACUUM
 
 
 def user_tables(conn: psycopg.Connection) -> list[str]:
@@ -74,7 +74,7 @@ def describe_table(conn: psycopg.Connection, schema: str, table: str) -> TableIn
         for name, oid, typmod, optional in conn.execute(_COLUMNS, (relid,)).fetchall()
     )
     key = tuple(name for (name,) in conn.execute(_PRIMARY_KEY, (relid,)).fetchall())
-    return TableInfo(relid, columns, key, replident, max(0, int(reltuples)))
+    return TableInfo(relid, columns, key, replident, int(reltuples) if reltuples >= 0 else None)
 
 
 def split_name(qualified: str) -> tuple[str, str]:

@@ -94,12 +94,13 @@ class Snapshot:
         self._progress = progress
 
     def progress(self) -> dict[str, Any]:
-        """Per table ``{rows, estimated, done}`` plus totals (safe from any thread)."""
+        """Per table ``{rows, estimated, done}`` plus totals (safe from any thread);
+        ``estimated`` is None for a table PostgreSQL has no row estimate for yet."""
         tables = self._progress
         return {
             "tables": tables,
             "rows_done": sum(t["rows"] for t in tables.values()),
-            "rows_estimated": sum(t["estimated"] for t in tables.values()),
+            "rows_estimated": sum(t["estimated"] or 0 for t in tables.values()),
         }
 
     def finish(self) -> None:
