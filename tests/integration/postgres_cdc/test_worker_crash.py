@@ -88,6 +88,8 @@ def test_sigkill_mid_stream_loses_nothing(
     worker.wait_running("crash")
 
     ids = read_ids(worker.bootstrap, TOTAL)
+    details = worker.status("crash")["tasks"][0]["details"]  # GET /connectors/crash/status
+    assert details["phase"] == "streaming" and details["slot"] == "crash_slot"
     missing = sorted(set(range(1, TOTAL + 1)) - set(ids))
     assert not missing, (  # nothing lost
         f"{len(missing)} missing from {missing[0]}; status {worker.status('crash')}; "
