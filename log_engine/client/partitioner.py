@@ -52,7 +52,13 @@ def to_positive(value: int) -> int:
 
 
 def partition_for_key(key: bytes, num_partitions: int) -> int:
-    """The partition Kafka's default partitioner picks for ``key``."""
+    """The partition Kafka's default partitioner picks for ``key``.
+
+    A one-partition topic skips the hash (pure Python, ~1 µs for a short key:
+    a quarter of a CDC task's thread where every table is such a topic).
+    """
+    if num_partitions == 1:
+        return 0
     return to_positive(murmur2(key)) % num_partitions
 
 

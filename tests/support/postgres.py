@@ -17,6 +17,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -125,17 +126,29 @@ class PostgresServer:
             self.drop_database(name)
 
     def drop_database(self, name: str) -> None:
+        """Drop ``name`` and its replication slots, ending the walsenders that hold them."""
         with self.connect() as conn:
             for (slot,) in conn.execute(
                 "SELECT slot_name FROM pg_replication_slots WHERE database = %s", (name,)
             ).fetchall():
-                conn.execute(
-                    "SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots "
-                    "WHERE slot_name = %s AND active_pid IS NOT NULL",
-                    (slot,),
-                )
+                self._release_slot(conn, slot)
                 conn.execute("SELECT pg_drop_replication_slot(%s)", (slot,))
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    @staticmethod
+    def _release_slot(conn: psycopg.Connection, slot: str, timeout_s: float = 10.0) -> None:
+        """Terminate the slot's walsender and wait until the slot is inactive."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            row = conn.execute(
+                "SELECT active_pid FROM pg_replication_slots WHERE slot_name = %s", (slot,)
+            ).fetchone()
+            if row is None or row[0] is None:
+                return
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"replication slot {slot} is still held by pid {row[0]}")
+            conn.execute("SELECT pg_terminate_backend(%s)", (row[0],))
+            time.sleep(0.05)
 
     # ------------------------------------------------------------------ helpers
 
