@@ -18,8 +18,8 @@ from tests.support.standalone_process import (
     wait_for,
 )
 
-LINES = 200_000
-FLUSH_INTERVAL_MS = 100
+LINES = 500_000
+FLUSH_INTERVAL_MS = 50
 SOURCE_BATCH = 2000
 
 
