@@ -13,8 +13,10 @@ asks the runtime for a commit (``context.request_commit``); the runtime's
 ``pre_commit`` call, in the task thread, raises ConnectError with Spark's
 trace, so the task shows FAILED with it. (A runtime only calls ``pre_commit``
 for partitions with a position, so ``open`` seeks them, paused, to 0.)
-``stop`` stops the query cleanly; one Spark session serves all tasks of a
-worker process (:mod:`spark_sinks.session`).
+``stop`` stops the query cleanly, and so does pausing the connector
+(``on_pause``); resuming it (``on_resume``) starts the query again from its
+checkpoint. One Spark session serves all tasks of a worker process
+(:mod:`spark_sinks.session`).
 
 This module must not import pyspark at import time: it is loaded by every
 worker that lists plugins.
@@ -94,6 +96,9 @@ class SparkSinkTask(SinkTask):
         super().__init__()
         self._query: StreamingQuery | None = None
         self._session_held = False
+        self._session: Any = None  # what SharedSession.acquire gave (the Spark session)
+        self._config: SparkSinkConfig | None = None
+        self._name = ""
         self._stopping = threading.Event()
         self._watcher: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -105,27 +110,61 @@ class SparkSinkTask(SinkTask):
 
     def start(self, props: Mapping[str, str]) -> None:
         config = SparkSinkConfig.from_props(props)
-        from spark_sinks.query import start_query
         from spark_sinks.session import SharedSession
 
-        root = SharedSession.acquire(config.master, SparkSinkConfig.spark_conf(props))
+        self._session = SharedSession.acquire(config.master, SparkSinkConfig.spark_conf(props))
         self._session_held = True
+        self._config = config
+        task_id = self.context.task_id if self.context else 0
+        self._name = f"{props.get('name', 'spark-sink')}-{task_id}"
         try:
-            name = (
-                f"{props.get('name', 'spark-sink')}-{self.context.task_id if self.context else 0}"
-            )
-            self._query = start_query(root, config, name)
-        except ConfigError:
+            self._start_query()
+        except BaseException:
             self._release()
             raise
+
+    def _start_query(self) -> None:
+        """Start the query (from its checkpoint) and the thread that watches it."""
+        from spark_sinks.query import start_query
+
+        assert self._config is not None, "_start_query() before start()"
+        try:
+            self._query = start_query(self._session, self._config, self._name)
+        except ConfigError:
+            raise
         except Exception as exc:
-            self._release()
             raise ConnectError(f"starting the Spark query failed: {exc}") from exc
-        self._state = "RUNNING"
+        self._stopping = threading.Event()
+        with self._lock:
+            self._state = "RUNNING"
         self._watcher = threading.Thread(
-            target=self._watch, name=f"spark-watch-{name}", daemon=True
+            target=self._watch, args=(self._query, self._stopping),
+            name=f"spark-watch-{self._name}", daemon=True,
         )
         self._watcher.start()
+
+    def _end_query(self, state: str) -> None:
+        """Stop the query cleanly (its checkpoint keeps where it got to) and its watcher."""
+        self._stopping.set()
+        query, self._query = self._query, None
+        if query is not None:
+            try:
+                query.stop()
+            except Exception:
+                log.exception("stopping the Spark query failed")
+        if self._watcher is not None:
+            self._watcher.join(timeout=30)
+            self._watcher = None
+        with self._lock:
+            if self._state != "FAILED":
+                self._state = state
+
+    def on_pause(self) -> None:
+        self._end_query("PAUSED")
+
+    def on_resume(self) -> None:
+        if self._query is None and self._failure is None:
+            self._start_query()
 
     def open(self, partitions: Sequence[TopicPartition]) -> None:
         if self.context is None or not partitions:
@@ -141,16 +180,7 @@ class SparkSinkTask(SinkTask):
         return {}
 
     def stop(self) -> None:
-        self._stopping.set()
-        query = self._query
-        if query is not None:
-            try:
-                query.stop()
-            except Exception:
-                log.exception("stopping the Spark query failed")
-        if self._watcher is not None:
-            self._watcher.join(timeout=30)
-        self._state = "STOPPED"
+        self._end_query("STOPPED")
         self._release()
 
     def details(self) -> dict[str, Any]:
@@ -173,11 +203,9 @@ class SparkSinkTask(SinkTask):
         if self._failure is not None:
             raise ConnectError(f"the Spark query failed:\n{self._failure}")
 
-    def _watch(self) -> None:
+    def _watch(self, query: StreamingQuery, stopping: threading.Event) -> None:
         """Refresh progress; when the query ends with an error, fail the task."""
-        query = self._query
-        assert query is not None
-        while not self._stopping.is_set():
+        while not stopping.is_set():
             try:
                 ended = query.awaitTermination(WATCH_INTERVAL_S)
                 error = None
@@ -186,7 +214,7 @@ class SparkSinkTask(SinkTask):
             self._record_progress(query)
             if not ended:
                 continue
-            if self._stopping.is_set():
+            if stopping.is_set():
                 return
             if error is None:
                 error = query.exception()

@@ -125,6 +125,7 @@ class SinkTaskRunner(TaskRunner):
         self._committed: dict[LogPartition, int] = {}
         self._pending: _Batch | None = None
         self._consumer_paused: set[LogPartition] = set()
+        self._task_told_paused = False  # on_pause() called, on_resume() not yet
         self._subscribed: tuple[str, ...] | None = None
         self._next_topic_check = 0.0
         self._missing_recheck_s = MISSING_TOPIC_RECHECK_MIN_S
@@ -180,6 +181,7 @@ class SinkTaskRunner(TaskRunner):
         consumer = self._consumer
         timeout_s = self._settings.poll_timeout_ms / 1000
         while not self.stopping.is_set():
+            self._tell_task_if_paused()
             self._refresh_subscription()
             if self._subscribed is None:  # none of the topics exists yet
                 until_check_s = self._next_topic_check - time.monotonic()
@@ -197,6 +199,17 @@ class SinkTaskRunner(TaskRunner):
                 self._deliver(batch)
             if self.context.take_commit_request() or time.monotonic() >= self._next_commit:
                 self._commit(self._open)
+
+    def _tell_task_if_paused(self) -> None:
+        """Call the task's ``on_pause``/``on_resume`` when the runner's state changed."""
+        paused = self.paused
+        if paused == self._task_told_paused:
+            return
+        self._task_told_paused = paused
+        if paused:
+            self.task.on_pause()
+        else:
+            self.task.on_resume()
 
     def _convert(self, raw: list[ConsumerRecord]) -> _Batch:
         if self._chain:

@@ -15,6 +15,10 @@ Task lifecycle (the runtime owns the loop, one thread per task)::
   and seeks on ``open`` through ``context.offset(...)`` (exactly-once).
 - ``open``/``close`` bracket the partitions assigned to this task (rebalances).
 - ``context.pause``/``resume`` apply back-pressure per partition.
+- ``on_pause``/``on_resume`` (optional) tell the task, in its own thread, that
+  the connector was paused or resumed (the runtime then stops or restarts
+  ``put``). Only a task that works by itself needs them: SparkSink stops
+  its streaming query on pause and starts it again on resume.
 """
 
 from __future__ import annotations
@@ -79,6 +83,12 @@ class SinkTask(ABC):
 
     def close(self, partitions: Sequence[TopicPartition]) -> None:  # noqa: B027
         """These partitions are no longer assigned; drop their buffers."""
+
+    def on_pause(self) -> None:  # noqa: B027 - optional hook
+        """The connector was paused: no ``put`` until :meth:`on_resume`; stop own work."""
+
+    def on_resume(self) -> None:  # noqa: B027 - optional hook
+        """The connector was resumed after :meth:`on_pause`."""
 
     @abstractmethod
     def stop(self) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from connect_worker.herder.api import State
+from connect_worker.herder.api import State, TargetState
 from connect_worker.herder.standalone import StandaloneHerder
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer
@@ -238,3 +238,38 @@ def test_a_query_failing_at_run_time_fails_the_task_with_the_spark_trace(
     trace = wait_for(lambda: failed(herder, "spark-fails"), "the query failure to fail the task")
     assert "the Spark query failed" in trace
     assert "PSQLException" in trace  # the JVM cause, from the Spark trace
+
+
+def test_pause_stops_the_query_and_resume_continues_from_the_checkpoint(
+    spark,
+    broker: BrokerProcess,
+    topic_name: str,
+    make_topic: Callable,
+    produce: Callable,
+    make_herder: Callable,
+    tmp_path: Path,
+) -> None:
+    make_topic(topic_name)
+    produce(topic_name, [{"id": i} for i in range(10)])
+    herder = make_herder()
+    config = sink_config(broker, topic_name, tmp_path, **{"value.schema": "id INT"})
+    del config["trigger.available.now"]
+    config["trigger.interval.ms"] = "200"
+    herder.put_connector_config("spark-pause", config, allow_replace=False)
+
+    def written() -> list[int]:
+        if not any((tmp_path / "out").glob("*.parquet")):
+            return []
+        frame = spark.read.schema("id INT").parquet(str(tmp_path / "out"))
+        return sorted(r.id for r in frame.collect())
+
+    wait_for(lambda: written() == list(range(10)), "the first records")
+    herder.set_target_state("spark-pause", TargetState.PAUSED)
+    wait_for(lambda: task(herder, "spark-pause").details.get("query") == "PAUSED", "PAUSED")
+    assert not [q for q in spark.streams.active if q.name.startswith("spark-pause")]
+
+    produce(topic_name, [{"id": i} for i in range(10, 20)])
+    herder.set_target_state("spark-pause", TargetState.RUNNING)
+    wait_for(lambda: written() == list(range(20)), "every record once after the resume")
+    assert task(herder, "spark-pause").details.get("query") == "RUNNING"
+    herder.delete_connector("spark-pause")
