@@ -8,7 +8,8 @@ Starts a Mosquitto (as the tests do) and, per QoS:
 - ``pipeline``: ``sluice standalone`` runs an MqttSource subscribed to the
   same kind of topic; the same publisher sends N messages and the rate is N
   over the time from the first publish until N distinct records are in the
-  log (read back with our consumer).
+  log (read back with our consumer, in a process of its own like the
+  baseline's subscriber, so that it never slows the publisher down).
 
 ``ratio`` = pipeline / baseline (goal >= 0.7). The source acknowledges each
 message only after the log acknowledged its record, so at QoS 1 this is the
@@ -103,8 +104,6 @@ def baseline(server: MosquittoServer, count: int, qos: int) -> dict[str, float]:
 
 
 def pipeline(server: MosquittoServer, workdir: Path, count: int, qos: int) -> dict[str, float]:
-    from log_engine.client import SyncConsumer, TopicPartition
-
     worker = StandaloneProcess(workdir / f"worker-qos{qos}").start()
     name = topic = f"bench-mqtt-{qos}"
     try:
@@ -127,30 +126,39 @@ def pipeline(server: MosquittoServer, workdir: Path, count: int, qos: int) -> di
             == "connected",
             "the source connected",
         )
-        consumer = SyncConsumer(
-            {"bootstrap.servers": worker.bootstrap, "auto.offset.reset": "earliest"}
-        )
-        consumer.assign([TopicPartition(topic, 0)])
-        seen: set[bytes] = set()
-        last = [0.0]
-
-        def count_log() -> None:
-            idle_since = time.monotonic()
-            while len(seen) < count and time.monotonic() - idle_since < IDLE_TIMEOUT_S:
-                records = consumer.poll(0.2)
-                if records:
-                    idle_since = time.monotonic()
-                    last[0] = time.time()
-                    seen.update(r.value for r in records if r.value is not None)
-
-        counter = threading.Thread(target=count_log)
-        counter.start()
+        command = [sys.executable, "-m", "bench.mqtt", "--log-counter", worker.bootstrap, topic]
+        child = subprocess.Popen([*command, str(count)], stdout=subprocess.PIPE, text=True)
+        assert child.stdout is not None
+        if child.stdout.readline().strip() != "ready":
+            raise RuntimeError("the log counter did not start")
         started = publish(server.port, f"bench/{qos}/data", count, qos)
-        counter.join()
-        consumer.close()
-        return {"records_s": len(seen) / (last[0] - started), "received": len(seen)}
+        result = json.loads(child.stdout.readline())
+        child.wait(60)
+        received = int(result["received"])
+        return {"records_s": received / (float(result["last"]) - started), "received": received}
     finally:
         worker.close()
+
+
+def log_counter_main(bootstrap: str, topic: str, count: int) -> None:
+    """The pipeline's reader (own process): prints 'ready', then the wall time of the last."""
+    from log_engine.client import SyncConsumer, TopicPartition
+
+    consumer = SyncConsumer({"bootstrap.servers": bootstrap, "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(topic, 0)])
+    consumer.poll(0.1)
+    print("ready", flush=True)
+    seen: set[bytes] = set()
+    last = 0.0
+    idle_since = time.monotonic()
+    while len(seen) < count and time.monotonic() - idle_since < IDLE_TIMEOUT_S:
+        records = consumer.poll(0.2)
+        if records:
+            idle_since = time.monotonic()
+            last = time.time()
+            seen.update(r.value for r in records if r.value is not None)
+    consumer.close()
+    print(json.dumps({"received": len(seen), "last": last}), flush=True)
 
 
 def main() -> None:
@@ -158,7 +166,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer messages (under a minute)")
     parser.add_argument("--qos", default="1,0", help="comma-separated QoS levels to measure")
     parser.add_argument("--subscriber", nargs=4, metavar=("PORT", "TOPIC", "COUNT", "QOS"))
+    parser.add_argument("--log-counter", nargs=3, metavar=("BOOTSTRAP", "TOPIC", "COUNT"))
     args = parser.parse_args()
+    if args.log_counter:
+        bootstrap, topic, count = args.log_counter
+        log_counter_main(bootstrap, topic, int(count))
+        return
     if args.subscriber:
         port, topic, count, qos = args.subscriber
         subscriber_main(int(port), topic, int(count), int(qos))

@@ -41,8 +41,9 @@ LogHeaders = list[tuple[str, bytes | None]]
 class LogColumns:
     """A batch of records of one topic in the log's terms, column by column.
 
-    ``keys``, ``partitions`` and ``timestamps`` are None when every record has
-    none (the producer's defaults apply), as ``SyncProducer.send_many`` takes them.
+    ``keys``, ``headers``, ``partitions`` and ``timestamps`` are None when every
+    record has none (the producer's defaults apply), as ``SyncProducer.send_many``
+    takes them.
     """
 
     topic: str
@@ -50,6 +51,7 @@ class LogColumns:
     values: list[bytes | None]
     partitions: list[int | None] | None
     timestamps: list[int | None] | None
+    headers: list[LogHeaders | None] | None = None
 
 
 class ConverterLookup(Protocol):
@@ -141,14 +143,16 @@ class RecordConverters:
         return key, value, headers
 
     def to_log_many(self, records: Sequence[ConnectRecord]) -> LogColumns | None:
-        """The columns of records of one topic without headers, all converted.
+        """The columns of records of one topic, all converted.
 
-        None when the batch does not qualify (several topics, headers) or some
-        value failed to convert: the caller then uses :meth:`to_log` per record.
+        None when the batch does not qualify (several topics) or some key,
+        value or header failed to convert: the caller then uses :meth:`to_log`
+        per record, which reports the record at fault. Headers (MQTT's, for
+        one) are converted record by record, keys and values a column at a time.
         """
         count = len(records)
         topic = records[0].topic
-        if [r.topic for r in records].count(topic) != count or any([r.headers for r in records]):
+        if [r.topic for r in records].count(topic) != count:
             return None
         try:
             keys: list[bytes | None] | None = _from_connect_column(
@@ -157,6 +161,7 @@ class RecordConverters:
             values = _from_connect_column(
                 self.value, topic, [r.value_schema for r in records], [r.value for r in records]
             )
+            headers = self._headers_column(topic, records)
         except Exception:
             return None
         partitions: list[int | None] | None = [r.partition for r in records]
@@ -167,7 +172,19 @@ class RecordConverters:
             timestamps = None
         if keys.count(None) == count:  # type: ignore[union-attr]
             keys = None
-        return LogColumns(topic, keys, values, partitions, timestamps)
+        return LogColumns(topic, keys, values, partitions, timestamps, headers)
+
+    def _headers_column(
+        self, topic: str, records: Sequence[ConnectRecord]
+    ) -> list[LogHeaders | None] | None:
+        """Each record's converted headers (None for none); None when no record has any."""
+        if not any([r.headers for r in records]):
+            return None
+        convert = self.header.from_connect
+        return [
+            [(name, convert(topic, name, data)) for name, data in r.headers] if r.headers else None
+            for r in records
+        ]
 
     def keys_to_connect(
         self, topic: str, data: Sequence[bytes | None]

@@ -10,7 +10,7 @@
 Without transforms, a polled batch takes the bulk path: converted column by
 column (``RecordConverters.to_log_many``), handed over with one
 ``SyncProducer.send_many``, tracked per delivered run of records. Anything the
-bulk path cannot take (several topics, headers, a record failing to convert)
+bulk path cannot take (several topics, a record failing to convert)
 goes the per-record way, with the same results.
 
 Exceptions, one behaviour each: ``RetriableError`` from ``poll`` (or a
@@ -220,7 +220,7 @@ class SourceTaskRunner(TaskRunner):
         """The bulk path: convert ``batch`` column by column and hand it over in one call.
 
         For a connector without transforms. None when the batch needs the
-        per-record path (several topics, headers, a record that fails to convert:
+        per-record path (several topics, a record that fails to convert:
         :meth:`_send_each` then reports it as usual). Otherwise returns how many
         records were handled, at most as many as the in-flight bound leaves room for.
         """
@@ -241,7 +241,8 @@ class SourceTaskRunner(TaskRunner):
             self._retriable_or_raise(topic, exc)
             return 0
         result = self._producer.send_many(
-            topic, columns.values, columns.keys, None, columns.partitions, columns.timestamps
+            topic, columns.values, columns.keys, columns.headers, columns.partitions,
+            columns.timestamps,
         )
         submit = self.submitted.submit_many
         for start, stop, future in result.segments:

@@ -84,10 +84,10 @@ def test_a_batch_of_tombstones_keeps_its_null_values() -> None:
     "odd_one",
     [
         _source(9, topic="other"),  # a second topic
-        _source(9, headers=(("h", "v"),)),  # headers
+        _source(9, headers=(("h", object()),)),  # a header no converter can write
         _source(9, value=b"\xff", value_schema=None),  # fine for String... but see below
     ],
-    ids=["topics", "headers", "bytes"],
+    ids=["topics", "bad-header", "bytes"],
 )
 def test_to_log_many_steps_aside_for_batches_it_does_not_take(odd_one: SourceRecord) -> None:
     converters = _converters(StringConverter(), ByteArrayConverter())
@@ -168,3 +168,17 @@ def test_sink_records_built_by_slots_equal_the_keyword_constructor() -> None:
     assert built[1].value == b"w" and built[1].kafka_offset == 43
     with pytest.raises(AttributeError):
         built[0].value = "changed"  # type: ignore[misc]  # still immutable
+
+
+def test_headers_are_converted_per_record_in_the_bulk_path() -> None:
+    converters = _converters(StringConverter(), StringConverter())
+    records = [
+        _source(0, headers=(("mqtt.qos", 1), ("mqtt.retained", False))),
+        _source(1),
+        _source(2, headers=(("mqtt.qos", 0), ("note", "é"))),
+    ]
+    columns = converters.to_log_many(records)
+    assert columns is not None and columns.headers is not None
+    assert columns.headers == [converters.to_log(r)[2] or None for r in records]
+    assert columns.headers[1] is None
+    assert converters.to_log_many([_source(0)]).headers is None  # type: ignore[union-attr]
