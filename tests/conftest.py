@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.broker_process import BrokerProcess
+from tests.support.herders import HerderFactory
 from tests.support.postgres import PostgresServer
 from tests.support.standalone_process import StandaloneProcess
 
@@ -83,3 +84,15 @@ def fresh_worker(tmp_path: Path) -> Iterator[Callable[..., StandaloneProcess]]:
     yield make
     for process in made:
         process.close()
+
+
+@pytest.fixture
+def make_herder(broker: BrokerProcess, tmp_path: Path) -> Iterator[HerderFactory]:
+    """In-process workers (bundled plugins) on the session broker, stopped at the end.
+
+    ``make_herder(**worker_props)``; a test folder may override this fixture
+    with its own defaults (``HerderFactory(..., **defaults)``).
+    """
+    factory = HerderFactory(broker.bootstrap, tmp_path)
+    yield factory
+    factory.stop_all()

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
-from connect_worker.storage.status import StatusStore
-from connect_worker.worker_config import WorkerConfig
 from tests.integration.connect import plugins
 from tests.support.broker_process import BrokerProcess
+from tests.support.herders import HerderFactory
 
 
 @pytest.fixture
@@ -26,31 +24,13 @@ def registry() -> PluginRegistry:
 @pytest.fixture
 def make_herder(
     broker: BrokerProcess, registry: PluginRegistry, tmp_path: Path
-) -> Iterator[Callable[..., StandaloneHerder]]:
-    """Start a StandaloneHerder on the session broker (files under tmp_path); stopped at the end."""
-    herders: list[StandaloneHerder] = []
-
-    def make(status: StatusStore | None = None, **overrides: str) -> StandaloneHerder:
-        props = {
-            "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
-            "connector.configs.file": str(tmp_path / "connectors.json"),
-            "offset.flush.interval.ms": "200",
-            "task.restart.backoff.initial.ms": "50",
-            "task.restart.backoff.max.ms": "400",
-            "key.converter": "StringConverter",
-            "value.converter": "StringConverter",
-            **overrides,
-        }
-        herder = StandaloneHerder(
-            WorkerConfig.from_properties(props),
-            registry,
-            bootstrap=broker.bootstrap,
-            status=status,
-        )
-        herder.start()
-        herders.append(herder)
-        return herder
-
-    yield make
-    for herder in herders:
-        herder.stop()
+) -> Iterator[HerderFactory]:
+    """Herders with this folder's test plugins and String converters; stopped at the end."""
+    factory = HerderFactory(
+        broker.bootstrap,
+        tmp_path,
+        registry,
+        **{"key.converter": "StringConverter", "value.converter": "StringConverter"},
+    )
+    yield factory
+    factory.stop_all()

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
 
-from connect_worker.herder.standalone import StandaloneHerder
-from connect_worker.plugins import PluginRegistry
-from connect_worker.worker_config import WorkerConfig
-from tests.support.broker_process import BrokerProcess
 from tests.support.mosquitto import MosquittoServer
 
 
@@ -28,31 +23,3 @@ def mqtt_prefix(request: pytest.FixtureRequest) -> str:
     return "t/" + request.node.name.replace("[", "-").replace("]", "")[:60]
 
 
-@pytest.fixture
-def make_herder(
-    broker: BrokerProcess, tmp_path: Path
-) -> Iterator[Callable[..., StandaloneHerder]]:
-    """Start a StandaloneHerder with the bundled plugins on the session broker."""
-    herders: list[StandaloneHerder] = []
-
-    def make(**overrides: str) -> StandaloneHerder:
-        props = {
-            "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
-            "connector.configs.file": str(tmp_path / "connectors.json"),
-            "offset.flush.interval.ms": "200",
-            "task.restart.backoff.initial.ms": "50",
-            "task.restart.backoff.max.ms": "400",
-            **overrides,
-        }
-        herder = StandaloneHerder(
-            WorkerConfig.from_properties(props),
-            PluginRegistry.load(entry_points=False),
-            bootstrap=broker.bootstrap,
-        )
-        herder.start()
-        herders.append(herder)
-        return herder
-
-    yield make
-    for herder in herders:
-        herder.stop()

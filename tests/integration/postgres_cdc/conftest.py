@@ -11,18 +11,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 
 from connect_worker.herder.standalone import StandaloneHerder
-from connect_worker.plugins import PluginRegistry
-from connect_worker.worker_config import WorkerConfig
 from connectors.api import RetriableError, SourceRecord
 from connectors.source.postgres_cdc.task import PostgresCdcTask
-from tests.support.broker_process import BrokerProcess
+from tests.support.herders import HerderFactory
 from tests.support.postgres import PostgresServer
 
 
@@ -146,23 +143,9 @@ def release_slots(postgres: PostgresServer, dbname: str) -> None:
 
 
 @pytest.fixture
-def herder(broker: BrokerProcess, tmp_path: Path) -> Iterator[StandaloneHerder]:
-    """A StandaloneHerder on the session broker with the bundled plugins (JSON converters)."""
-    props = {
-        "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
-        "connector.configs.file": str(tmp_path / "connectors.json"),
-        "offset.flush.interval.ms": "200",
-        "task.restart.backoff.initial.ms": "50",
-        "task.restart.backoff.max.ms": "400",
-    }
-    made = StandaloneHerder(
-        WorkerConfig.from_properties(props),
-        PluginRegistry.load(entry_points=False),
-        bootstrap=broker.bootstrap,
-    )
-    made.start()
-    yield made
-    made.stop()
+def herder(make_herder: HerderFactory) -> StandaloneHerder:
+    """One in-process worker (bundled plugins, JSON converters) on the session broker."""
+    return make_herder()
 
 
 def wait_for(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:

@@ -8,11 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from connect_worker.herder.standalone import StandaloneHerder
-from connect_worker.plugins import PluginRegistry
-from connect_worker.worker_config import WorkerConfig
 from log_engine.client import SyncAdmin, SyncProducer
 from tests.support.broker_process import BrokerProcess
+from tests.support.herders import HerderFactory
 
 
 @pytest.fixture(scope="session")
@@ -74,27 +72,8 @@ def produce(broker: BrokerProcess) -> Callable[..., None]:
 
 
 @pytest.fixture
-def make_herder(broker: BrokerProcess, tmp_path: Path) -> Iterator[Callable[..., StandaloneHerder]]:
-    """A StandaloneHerder (bundled plugins) on the session broker; stopped at the end."""
-    herders: list[StandaloneHerder] = []
-
-    def make(**overrides: str) -> StandaloneHerder:
-        props = {
-            "offset.storage.file.filename": str(tmp_path / "connect.offsets"),
-            "connector.configs.file": str(tmp_path / "connectors.json"),
-            "offset.flush.interval.ms": "200",
-            "task.restart.enabled": "false",
-            **overrides,
-        }
-        herder = StandaloneHerder(
-            WorkerConfig.from_properties(props),
-            PluginRegistry.load(entry_points=False),
-            bootstrap=broker.bootstrap,
-        )
-        herder.start()
-        herders.append(herder)
-        return herder
-
-    yield make
-    for herder in herders:
-        herder.stop()
+def make_herder(broker: BrokerProcess, tmp_path: Path) -> Iterator[HerderFactory]:
+    """Herders (bundled plugins) that leave a failed query's task FAILED (no auto-restart)."""
+    factory = HerderFactory(broker.bootstrap, tmp_path, **{"task.restart.enabled": "false"})
+    yield factory
+    factory.stop_all()
