@@ -31,7 +31,6 @@ from connect_worker.converters.json_values import (
 )
 from connectors.api import DataError, Schema, SchemaType
 
-_NONE = type(None)
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _EPOCH_DAY = dt.date(1970, 1, 1).toordinal()
 _PLAIN = {
@@ -51,23 +50,12 @@ _contains = frozenset.__contains__
 def compile_decoder(schema: Schema) -> Convert:
     """A function reading parsed JSON of ``schema`` as ``from_json_value`` does, or
     raising for the caller to re-parse and use the reference (see the module doc)."""
-    plan = decoder_plan(schema)
-    allowed, convert = plan.allowed, plan.convert
-
-    def decode(value: Any) -> Any:
-        if type(value) not in allowed:
-            raise Fallback
-        return value if convert is None or value is None else convert(value)
-
-    return decode
+    return decoder_plan(schema).compiled()
 
 
 def decoder_plan(schema: Schema) -> Plan:
     """The fast-path plan for parsed JSON of ``schema``."""
-    allowed, convert = _kind_plan(schema)
-    if schema.optional and schema.default is None:
-        allowed = allowed | {_NONE}
-    return Plan(frozenset(allowed), convert)
+    return Plan.for_schema(schema, _kind_plan)
 
 
 def _kind_plan(schema: Schema) -> tuple[frozenset[type], Convert | None]:

@@ -60,27 +60,37 @@ class Plan:
     allowed: frozenset[type]
     convert: Convert | None
 
+    @classmethod
+    def for_schema(
+        cls, schema: Schema, kind_plan: Callable[[Schema], tuple[frozenset[type], Convert | None]]
+    ) -> Plan:
+        """``kind_plan``'s types and conversion, plus None where the schema allows a null."""
+        allowed, convert = kind_plan(schema)
+        if schema.optional and schema.default is None:
+            allowed = allowed | {_NONE}
+        return cls(frozenset(allowed), convert)
+
+    def compiled(self) -> Convert:
+        """A function applying this plan to one value (raises Fallback for other types)."""
+        allowed, convert = self.allowed, self.convert
+
+        def run(value: Any) -> Any:
+            if type(value) not in allowed:
+                raise Fallback
+            return value if convert is None or value is None else convert(value)
+
+        return run
+
 
 def compile_encoder(schema: Schema) -> Convert:
     """A function writing values of ``schema`` as JSON-ready data, as ``to_json_value``
     does, or raising Fallback (or a DataError) for the caller to use the reference."""
-    plan = encoder_plan(schema)
-    allowed, convert = plan.allowed, plan.convert
-
-    def encode(value: Any) -> Any:
-        if type(value) not in allowed:
-            raise Fallback
-        return value if convert is None or value is None else convert(value)
-
-    return encode
+    return encoder_plan(schema).compiled()
 
 
 def encoder_plan(schema: Schema) -> Plan:
     """The fast-path plan for values of ``schema``."""
-    allowed, convert = _kind_plan(schema)
-    if schema.optional and schema.default is None:
-        allowed = allowed | {_NONE}
-    return Plan(frozenset(allowed), convert)
+    return Plan.for_schema(schema, _kind_plan)
 
 
 def _kind_plan(schema: Schema) -> tuple[frozenset[type], Convert | None]:
