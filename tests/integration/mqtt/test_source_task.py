@@ -170,3 +170,17 @@ def test_the_source_reconnects_after_the_broker_restarts(
         assert [r.value for r in drain(task, 1)] == [b"after"]
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("qos", [0, 1])
+def test_bursts_and_packets_larger_than_a_read_chunk_arrive_whole_and_in_order(
+    start_source, mosquitto: MosquittoServer, mqtt_prefix: str, qos: int
+) -> None:
+    """The client reads 64 KiB at a time: many packets per read, and packets split across reads."""
+    task = start_source(f"{mqtt_prefix}/#", **{"mqtt.qos": str(qos)})
+    big = bytes(range(256)) * 800  # 200 KiB: spans several reads
+    payloads = [f"{n:05d}".encode() * (1 + n % 40) for n in range(2000)]
+    payloads[500] = payloads[1500] = big
+    publish_all(mosquitto, [(f"{mqtt_prefix}/burst", p) for p in payloads], qos=qos)
+    records = drain(task, len(payloads))
+    assert [r.value for r in records] == payloads
