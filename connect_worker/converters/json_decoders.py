@@ -21,7 +21,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from connect_worker.converters.json_encoders import Convert, Fallback, Plan
+from connect_worker.converters.json_encoders import Convert, Fallback, Plan, struct_converter
 from connect_worker.converters.json_values import (
     DATE,
     DECIMAL,
@@ -44,7 +44,6 @@ _PLAIN = {
     SchemaType.BOOLEAN: frozenset({bool}),
 }
 _INT64_FLOAT = 2.0**63
-_contains = frozenset.__contains__
 
 
 def compile_decoder(schema: Schema) -> Convert:
@@ -112,24 +111,7 @@ def _string_map(values: Plan) -> Convert:
 
 
 def _struct(schema: Schema) -> Convert:
-    names = tuple(f.name for f in schema.fields)
-    plans = [decoder_plan(f.schema) for f in schema.fields]
-    allowed = tuple(p.allowed for p in plans)
-    converts = tuple((f.name, p.convert) for f, p in zip(schema.fields, plans, strict=True)
-                     if p.convert is not None)
-
-    def decode(value: dict[str, Any]) -> dict[str, Any]:
-        if tuple(value) != names:  # other order, missing or extra keys: the schema's fields
-            value = {name: value.get(name) for name in names}
-        if not all(map(_contains, allowed, map(type, value.values()))):
-            raise Fallback
-        for name, convert in converts:
-            item = value[name]
-            if item is not None:
-                value[name] = convert(item)
-        return value
-
-    return decode
+    return struct_converter(schema, decoder_plan, copy_input=False)  # parsed JSON: ours
 
 
 # ------------------------------------------------------------ logical types

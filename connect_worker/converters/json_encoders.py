@@ -174,16 +174,29 @@ def _string_map(values: Plan) -> Convert:
 
 
 def _struct(schema: Schema) -> Convert:
+    return struct_converter(schema, encoder_plan, copy_input=True)
+
+
+def struct_converter(
+    schema: Schema, plan_of: Callable[[Schema], Plan], *, copy_input: bool
+) -> Convert:
+    """A struct's converter from its fields' plans (``encoder_plan`` or ``decoder_plan``).
+
+    Fields are reordered to the schema's when the dict's keys differ; with
+    ``copy_input`` (writing a caller's record) a dict in order is copied before
+    its fields are converted, never modified in place.
+    """
     names = tuple(f.name for f in schema.fields)
-    plans = [encoder_plan(f.schema) for f in schema.fields]
+    plans = [plan_of(f.schema) for f in schema.fields]
     allowed = tuple(p.allowed for p in plans)
     converts = tuple((f.name, p.convert) for f, p in zip(schema.fields, plans, strict=True)
                      if p.convert is not None)
+    copy_first = copy_input and bool(converts)
 
     def convert(value: dict[str, Any]) -> dict[str, Any]:
         if tuple(value) != names:  # other order, missing or extra keys: the schema's fields
             value = {name: value.get(name) for name in names}
-        elif converts:
+        elif copy_first:
             value = value.copy()  # never modify the caller's record
         if not all(map(_contains, allowed, map(type, value.values()))):
             raise Fallback
