@@ -27,6 +27,7 @@ import psycopg
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
+from connect_worker.standalone import freeze_startup_objects
 from connect_worker.worker_config import WorkerConfig
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer
@@ -92,6 +93,7 @@ def make_herder(workdir: Path, broker: BrokerProcess, name: str) -> StandaloneHe
         bootstrap=broker.bootstrap,
     )
     herder.start()
+    freeze_startup_objects()  # the GC settings `sluice standalone` runs with
     return herder
 
 

@@ -194,7 +194,7 @@ def run_standalone(config_path: Path | None, connector_files: Sequence[Path]) ->
         except StartupError as exc:
             log.error("%s", exc)
             return 1
-        _freeze_startup_objects()
+        freeze_startup_objects()
         log.info("sluice standalone is running; Ctrl-C stops it")
         while not stop.wait(0.5):
             if not rest.alive():
@@ -209,7 +209,7 @@ def run_standalone(config_path: Path | None, connector_files: Sequence[Path]) ->
 GC_GEN0_THRESHOLD = 20_000
 
 
-def _freeze_startup_objects() -> None:
+def freeze_startup_objects() -> None:
     """Keep full collections from walking the long-lived startup objects (module doc)."""
     gc.collect()
     gc.freeze()
