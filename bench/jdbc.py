@@ -10,6 +10,12 @@ database itself can move). It also times each half alone (source to the log;
 log to the sink) to tell where the time goes, as microseconds per row, and the
 value converter alone on the same rows (its share of each half).
 
+``log_only_rows_s`` is the ceiling the log itself puts on any pipeline of
+these records: the source half's topic read to its end by a plain consumer of
+our client, each batch's values produced into a new topic with
+``send_many`` and flushed (bytes in, bytes out: no connector, no converter,
+no database), in the same process as the pipeline's worker ran.
+
 Prints one JSON line. ``--quick`` moves 200k rows instead of 1M.
 """
 
@@ -139,6 +145,35 @@ def topic_end(broker: BrokerProcess, topic: str) -> int:
         consumer.close()
 
 
+def log_only(broker: BrokerProcess, topic: str, count: int) -> float:
+    """Seconds to copy ``topic``'s first ``count`` records into a new topic, bytes only."""
+    from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
+
+    consumer = SyncConsumer({
+        "bootstrap.servers": broker.bootstrap, "max.poll.records": "5000",
+        "enable.auto.commit": "false",
+    })
+    producer = SyncProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": "5"})
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        consumer.seek_to_beginning()
+        copied = 0
+        started = time.perf_counter()
+        while copied < count:
+            records = consumer.poll(1.0)
+            if records:
+                result = producer.send_many(
+                    "log-only-" + topic, [r.value for r in records], [r.key for r in records]
+                )
+                assert result.error is None, result.error
+                copied += len(records)
+        producer.flush()
+        return time.perf_counter() - started
+    finally:
+        consumer.close()
+        producer.close()
+
+
 def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: str,
              count: int) -> dict[str, float]:
     """End to end, then each half alone (source into a topic; a sink reading it again)."""
@@ -171,7 +206,8 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
         sink_s = time.perf_counter() - started
     finally:
         herder.stop()
-    return {"end_to_end_s": end_to_end, "source_s": source_s, "sink_s": sink_s}
+    log_s = log_only(broker, "half-orders", count)
+    return {"end_to_end_s": end_to_end, "source_s": source_s, "sink_s": sink_s, "log_s": log_s}
 
 
 def converter_cost(server: PostgresServer, src: str, sample: int) -> dict[str, float]:
@@ -237,6 +273,8 @@ def run(count: int) -> dict[str, Any]:
         "copy_baseline_rows_s": round(copy_rate),
         "ratio": round(e2e_rate / copy_rate, 3),
         "goal_ratio": 0.3,
+        "log_only_rows_s": round(count / result["log_s"]),
+        "log_only_ratio": round(count / result["log_s"] / copy_rate, 3),
         "source_us_per_row": round(result["source_s"] / count * 1e6, 2),
         "sink_us_per_row": round(result["sink_s"] / count * 1e6, 2),
         "converters": "JsonConverter schemas.enable=true",
