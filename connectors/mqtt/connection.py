@@ -33,6 +33,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from connectors.mqtt.inbox import Publish, take_publishes
 from connectors.mqtt.settings import MqttConnectionConfig, ServerUri
 
 log = logging.getLogger(__name__)
@@ -41,7 +42,7 @@ log = logging.getLogger(__name__)
 READ_CHUNK = 64 * 1024
 
 OnConnected = Callable[[mqtt.Client, bool], None]
-OnMessage = Callable[[mqtt.Client, Any, mqtt.MQTTMessage], None]
+OnPublishes = Callable[[list[Publish]], None]
 
 
 def make_client(
@@ -96,7 +97,8 @@ def connect_properties(
 
 class _RotatingClient(mqtt.Client):
     """paho's Client whose every (re)connection attempt asks its owner which URI to try,
-    and which reads the socket in large chunks.
+    which reads the socket in large chunks, and which hands whole QoS 0/1 PUBLISH
+    packets over in batches.
 
     paho reads each packet with three or more ``recv`` calls (the command byte,
     each byte of the length, the body) and handles one packet per ``select``
@@ -105,10 +107,16 @@ class _RotatingClient(mqtt.Client):
     QoS 0 intake a third of a lone paho subscriber's. Here paho's reads are
     served from one ``recv`` of up to :data:`READ_CHUNK` bytes, and
     ``loop_read`` goes on while whole or partial packets remain buffered.
-    (This overrides paho's ``_sock_recv``, a private method of paho 2.x.)
+    With ``on_publishes`` set, the complete QoS 0 (and, with manual acks,
+    QoS 1) PUBLISH packets in that buffer go to it as one list of
+    :class:`~connectors.mqtt.inbox.Publish` (see :mod:`connectors.mqtt.inbox`);
+    every other packet takes paho's way. (This overrides paho's ``_sock_recv``
+    and reads ``_in_packet``, ``_protocol``, ``_manual_ack`` and
+    ``_last_bytes_received``: private parts of paho 2.x, hence the pin below 3.)
     """
 
     owner: MqttConnection
+    on_publishes: OnPublishes | None = None
     _inbox: bytes = b""
     _inbox_at: int = 0
 
@@ -140,8 +148,42 @@ class _RotatingClient(mqtt.Client):
             and self._inbox_at < len(self._inbox)
             and self._sock is not None
         ):
+            if self._take_publishes():
+                continue
             rc = super().loop_read(max_packets)
         return rc
+
+    def _take_publishes(self) -> bool:
+        """Hand the buffered whole PUBLISH packets to ``on_publishes``; False if none."""
+        handler = self.on_publishes
+        if handler is None or self._in_packet["command"]:  # paho is halfway through one
+            return False
+        publishes, at = take_publishes(
+            self._inbox,
+            self._inbox_at,
+            v5=self._protocol == mqtt.MQTTv5,
+            max_qos=1 if self._manual_ack else 0,
+        )
+        if not publishes:
+            return False
+        self._inbox_at = at
+        with self._msgtime_mutex:  # what paho's keepalive check reads
+            self._last_bytes_received = time.monotonic()
+        handler(publishes)
+        return True
+
+
+def publish_of(message: mqtt.MQTTMessage) -> Publish:
+    """A message paho delivered itself (QoS 2, after PUBREL) as a :class:`Publish`."""
+    return Publish(
+        message.topic.encode(),
+        bytes(message.payload),
+        message.qos,
+        bool(message.retain),
+        bool(message.dup),
+        message.mid,
+        getattr(message, "properties", None),
+    )
 
 
 def describe_os_error(exc: OSError) -> str:
@@ -162,7 +204,7 @@ class MqttConnection:
         receive_maximum: int | None = None,
         manual_ack: bool = False,
         on_connected: OnConnected | None = None,
-        on_message: OnMessage | None = None,
+        on_publishes: OnPublishes | None = None,
     ) -> None:
         self.config = config
         self.client_id = client_id
@@ -195,8 +237,11 @@ class MqttConnection:
         client.owner = self
         client.on_connect = self._handle_connect
         client.on_disconnect = self._handle_disconnect
-        if on_message is not None:
-            client.on_message = on_message
+        if on_publishes is not None:
+            client.on_publishes = on_publishes
+            client.on_message = lambda _client, _userdata, message: on_publishes(
+                [publish_of(message)]
+            )
         self.client: mqtt.Client = client
 
     # ---------------------------------------------------------------- lifecycle

@@ -7,7 +7,10 @@ has no ``+``, ``#`` or NUL. A topic *filter* (what is subscribed to) may use
 
 from __future__ import annotations
 
+from typing import Any
+
 MAX_TOPIC_BYTES = 65535
+MAX_CACHED_TOPICS = 10_000
 
 
 def topic_name_problem(name: str) -> str | None:
@@ -38,3 +41,24 @@ def topic_filter_problem(topic_filter: str) -> str | None:
         if "+" in level and level != "+":
             return "uses + other than as a whole level"
     return None
+
+
+class TopicKeys:
+    """A received topic (UTF-8 bytes) as a record key and source partition, decoded once.
+
+    Most sources see few distinct topics; the cache is emptied when it holds
+    :data:`MAX_CACHED_TOPICS`, so many topics cost memory only up to that.
+    The partition dicts are shared by the records of one topic: read-only.
+    """
+
+    def __init__(self) -> None:
+        self._known: dict[bytes, tuple[str, dict[str, Any]]] = {}
+
+    def get(self, topic: bytes) -> tuple[str, dict[str, Any]]:
+        found = self._known.get(topic)
+        if found is None:
+            if len(self._known) >= MAX_CACHED_TOPICS:
+                self._known.clear()
+            name = topic.decode()
+            found = self._known[topic] = (name, {"mqtt.topic": name})
+        return found

@@ -55,11 +55,13 @@ import paho.mqtt.client as mqtt
 from pydantic import Field, field_validator
 
 from connectors.api import SourceConnector, SourceRecord, SourceTask
+from connectors.api.records import Header
 from connectors.api.schema import BYTES, STRING
 from connectors.mqtt.check import check_connection
 from connectors.mqtt.connection import MqttConnection
+from connectors.mqtt.inbox import Publish
 from connectors.mqtt.settings import MqttConnectionConfig, split_list
-from connectors.mqtt.topics import topic_filter_problem
+from connectors.mqtt.topics import TopicKeys, topic_filter_problem
 
 log = logging.getLogger(__name__)
 
@@ -160,13 +162,15 @@ class MqttSourceTask(SourceTask):
     def __init__(self) -> None:
         super().__init__()
         self._cond = threading.Condition()
-        self._buffer: deque[tuple[mqtt.MQTTMessage, int, float]] = deque()
+        self._buffer: deque[tuple[Publish, int, int]] = deque()  # (message, generation, ms)
         self._stopping = False
         self._unacked: dict[int, tuple[SourceRecord, int, int, int]] = {}
         self._received = 0
         self._acked = 0
         self._skipped_acks = 0
         self._connection: MqttConnection | None = None
+        self._keys = TopicKeys()
+        self._flag_headers: dict[tuple[int, bool, bool], tuple[Header, ...]] = {}
 
     def start(self, props: Mapping[str, str]) -> None:
         config = MqttSourceConfig.from_props(props)
@@ -187,7 +191,7 @@ class MqttSourceTask(SourceTask):
             receive_maximum=min(config.buffer_records, 65535),
             manual_ack=True,
             on_connected=self._subscribe,
-            on_message=self._on_message,
+            on_publishes=self._on_publishes,
         )
         self._connection.start()
 
@@ -199,18 +203,25 @@ class MqttSourceTask(SourceTask):
         if result != mqtt.MQTT_ERR_SUCCESS:
             log.warning("subscribing to %s failed: %s", self._config.topics, result)
 
-    def _on_message(self, client: mqtt.Client, userdata: Any, message: mqtt.MQTTMessage) -> None:
-        """Buffer ``message``; wait (not reading the socket meanwhile) while the buffer is full."""
+    def _on_publishes(self, publishes: list[Publish]) -> None:
+        """Buffer ``publishes``; wait (not reading the socket) while the buffer is full."""
         assert self._connection is not None
         generation = self._connection.generation
+        at_ms = int(time.time() * 1000)
+        buffer = self._buffer
+        capacity = self._capacity
+        done = 0
         with self._cond:
-            while len(self._buffer) >= self._capacity and not self._stopping:
-                self._cond.wait(WAIT_S)
-            if self._stopping:
-                return  # not acknowledged: the broker sends it again to the next session
-            self._buffer.append((message, generation, time.time()))
-            self._received += 1
-            self._cond.notify_all()
+            while done < len(publishes):
+                while len(buffer) >= capacity and not self._stopping:
+                    self._cond.wait(WAIT_S)
+                if self._stopping:
+                    return  # not acknowledged: the broker sends them again to the next session
+                room = publishes[done : done + capacity - len(buffer)]
+                buffer.extend([(publish, generation, at_ms) for publish in room])
+                done += len(room)
+                self._received += len(room)
+                self._cond.notify_all()
 
     # ---------------------------------------------------------------- task thread
 
@@ -219,37 +230,46 @@ class MqttSourceTask(SourceTask):
             if not self._buffer and not self._stopping:
                 self._cond.wait(WAIT_S)
             count = min(len(self._buffer), self._config.batch_size)
-            taken = [self._buffer.popleft() for _ in range(count)]
+            popleft = self._buffer.popleft
+            taken = [popleft() for _ in range(count)]
             if taken:
                 self._cond.notify_all()
-        return [self._record(message, generation, at) for message, generation, at in taken]
+        return [self._record(publish, generation, at_ms) for publish, generation, at_ms in taken]
 
-    def _record(self, message: mqtt.MQTTMessage, generation: int, at: float) -> SourceRecord:
-        headers: list[tuple[str, Any]] = [
-            ("mqtt.qos", message.qos),
-            ("mqtt.retained", bool(message.retain)),
-            ("mqtt.duplicate", bool(message.dup)),
-            ("mqtt.message.id", message.mid),
-        ]
-        properties = getattr(message, "properties", None)
+    def _record(self, publish: Publish, generation: int, at_ms: int) -> SourceRecord:
+        topic, payload, qos, retain, dup, mid, properties = publish
+        key, partition = self._keys.get(topic)
+        headers = self._headers(qos, retain, dup, mid)
         user_properties = getattr(properties, "UserProperty", None) if properties else None
         if user_properties:
-            headers.extend((str(name), str(value)) for name, value in user_properties)
-        topic = message.topic
+            headers += tuple((str(name), str(value)) for name, value in user_properties)
         record = SourceRecord(
             topic=self._config.kafka_topic,
-            key=topic,
+            key=key,
             key_schema=STRING,
-            value=message.payload,
+            value=payload,
             value_schema=BYTES,
-            headers=tuple(headers),
-            timestamp=int(at * 1000),
-            source_partition={"mqtt.topic": topic},
+            headers=headers,
+            timestamp=at_ms,
+            source_partition=partition,
             source_offset={},
         )
-        if message.qos > 0:
-            self._unacked[id(record)] = (record, message.mid, message.qos, generation)
+        if qos > 0:
+            self._unacked[id(record)] = (record, mid, qos, generation)
         return record
+
+    def _headers(self, qos: int, retain: bool, dup: bool, mid: int) -> tuple[Header, ...]:
+        """The mqtt.* headers; one shared tuple per flag combination while the id is 0 (QoS 0)."""
+        flags = (qos, retain, dup)
+        headers = self._flag_headers.get(flags)
+        if headers is None:
+            headers = self._flag_headers[flags] = (
+                ("mqtt.qos", qos),
+                ("mqtt.retained", retain),
+                ("mqtt.duplicate", dup),
+                ("mqtt.message.id", 0),
+            )
+        return headers if mid == 0 else (*headers[:3], ("mqtt.message.id", mid))
 
     def commit_record(self, record: SourceRecord) -> None:
         """The log acknowledged ``record``: now the broker may forget the message."""

@@ -184,3 +184,17 @@ def test_bursts_and_packets_larger_than_a_read_chunk_arrive_whole_and_in_order(
     publish_all(mosquitto, [(f"{mqtt_prefix}/burst", p) for p in payloads], qos=qos)
     records = drain(task, len(payloads))
     assert [r.value for r in records] == payloads
+
+
+def test_qos_2_messages_take_paho_s_own_path_and_arrive_once(
+    start_source, mosquitto: MosquittoServer, mqtt_prefix: str
+) -> None:
+    """QoS 2 (PUBREC, PUBREL) is left to paho; its messages come out as the others do."""
+    task = start_source(f"{mqtt_prefix}/#", **{"mqtt.qos": "2"})
+    payloads = [f"m{n}".encode() for n in range(20)]
+    publish_all(mosquitto, [(f"{mqtt_prefix}/q2", p) for p in payloads], qos=2)
+    records = drain(task, len(payloads))
+    assert [r.value for r in records] == payloads
+    assert {(r.key, r.header("mqtt.qos")) for r in records} == {(f"{mqtt_prefix}/q2", 2)}
+    assert all(r.header("mqtt.message.id") > 0 for r in records)
+    assert task.poll() == []
