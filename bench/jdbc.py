@@ -12,9 +12,9 @@ value converter alone on the same rows (its share of each half).
 
 ``log_only_rows_s`` is the ceiling the log itself puts on any pipeline of
 these records: the source half's topic read to its end by a plain consumer of
-our client, each batch's values produced into a new topic with
-``send_many`` and flushed (bytes in, bytes out: no connector, no converter,
-no database), in the same process as the pipeline's worker ran.
+our client, each batch's values produced into a new topic with ``send_many``
+(the worker's producer settings) and flushed: bytes in, bytes out, no
+connector, no converter, no database.
 
 Prints one JSON line. ``--quick`` moves 200k rows instead of 1M.
 """
@@ -147,13 +147,14 @@ def topic_end(broker: BrokerProcess, topic: str) -> int:
 
 def log_only(broker: BrokerProcess, topic: str, count: int) -> float:
     """Seconds to copy ``topic``'s first ``count`` records into a new topic, bytes only."""
+    from connect_worker.runtime.task_factory import PRODUCER_DEFAULTS
     from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 
     consumer = SyncConsumer({
         "bootstrap.servers": broker.bootstrap, "max.poll.records": "5000",
         "enable.auto.commit": "false",
     })
-    producer = SyncProducer({"bootstrap.servers": broker.bootstrap, "linger.ms": "5"})
+    producer = SyncProducer({"bootstrap.servers": broker.bootstrap, **PRODUCER_DEFAULTS})
     try:
         consumer.assign([TopicPartition(topic, 0)])
         consumer.seek_to_beginning()
