@@ -10,6 +10,11 @@ database itself can move). It also times each half alone (source to the log;
 log to the sink) to tell where the time goes, as microseconds per row, and the
 value converter alone on the same rows (its share of each half).
 
+``two_workers_rows_s``: the same pipeline split over two ``sluice
+standalone`` processes on the same broker, the source in one and the sink in
+the other (how a deployment gets past one interpreter's lock: each worker's
+threads share one GIL).
+
 ``log_only_rows_s`` is the ceiling the log itself puts on any pipeline of
 these records: the source half's topic read to its end by a plain consumer of
 our client, each batch's values produced into a new topic with ``send_many``
@@ -37,6 +42,7 @@ from connect_worker.standalone import freeze_startup_objects
 from connect_worker.worker_config import WorkerConfig
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer
+from tests.support.standalone_process import StandaloneProcess, properties
 
 TABLE = """
 CREATE TABLE orders (
@@ -211,6 +217,30 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
     return {"end_to_end_s": end_to_end, "source_s": source_s, "sink_s": sink_s, "log_s": log_s}
 
 
+def two_workers(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: str,
+                count: int) -> float:
+    """Seconds end to end with the source and the sink in two ``sluice standalone`` processes."""
+    dst = server.create_database("dst")
+    workers = [
+        StandaloneProcess(workdir / name, flush_interval_ms=5000,
+                          **{"bootstrap.servers": broker.bootstrap, **CONVERTERS})
+        for name in ("source-worker", "sink-worker")
+    ]
+    try:
+        for worker in workers:
+            worker.start()
+        started = time.perf_counter()
+        workers[1].write_pipeline("sink", properties(
+            name="sink", **sink_config(server, dst, "two-orders")))
+        workers[0].write_pipeline("source", properties(
+            name="source", **source_config(server, src, "two-")))
+        wait_until(lambda: count_rows(server, dst) >= count, "the two workers' rows")
+        return time.perf_counter() - started
+    finally:
+        for worker in workers:
+            worker.close()
+
+
 def converter_cost(server: PostgresServer, src: str, sample: int) -> dict[str, float]:
     """µs per row of the value converter alone, each way, on rows the JdbcSource reads."""
     from connect_worker.converters.json import JsonConverter
@@ -261,6 +291,7 @@ def run(count: int) -> dict[str, Any]:
                 conn.execute("VACUUM ANALYZE orders")
             copy_s = copy_baseline(server, src, count)
             result = pipeline(workdir, server, broker, src, count)
+            two_s = two_workers(workdir, server, broker, src, count)
             converters = converter_cost(server, src, min(count, 50_000))
         finally:
             broker.stop()
@@ -274,6 +305,8 @@ def run(count: int) -> dict[str, Any]:
         "copy_baseline_rows_s": round(copy_rate),
         "ratio": round(e2e_rate / copy_rate, 3),
         "goal_ratio": 0.3,
+        "two_workers_rows_s": round(count / two_s),
+        "two_workers_ratio": round(count / two_s / copy_rate, 3),
         "log_only_rows_s": round(count / result["log_s"]),
         "log_only_ratio": round(count / result["log_s"] / copy_rate, 3),
         "source_us_per_row": round(result["source_s"] / count * 1e6, 2),
