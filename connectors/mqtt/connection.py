@@ -142,7 +142,10 @@ class _RotatingClient(mqtt.Client):
         return self._inbox[start : start + bufsize]
 
     def loop_read(self, max_packets: int = 1) -> mqtt.MQTTErrorCode:
-        rc = super().loop_read(max_packets)
+        if self._fill_inbox():
+            rc = mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+        else:
+            rc = super().loop_read(max_packets)
         while (
             rc == mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
             and self._inbox_at < len(self._inbox)
@@ -152,6 +155,31 @@ class _RotatingClient(mqtt.Client):
                 continue
             rc = super().loop_read(max_packets)
         return rc
+
+    def _fill_inbox(self) -> bool:
+        """Read a chunk for :meth:`_take_publishes` while paho is between packets.
+
+        False leaves the read to paho: no fast path, a packet half read, bytes
+        still buffered, or a failed or closed socket (paho reads again and
+        reports that as it always does).
+        """
+        if (
+            self.on_publishes is None
+            or self._in_packet["command"]
+            or self._inbox_at < len(self._inbox)
+            or self._sock is None
+        ):
+            return False
+        try:
+            data = super()._sock_recv(READ_CHUNK)
+        except BlockingIOError:
+            return True  # nothing to read after all
+        except OSError:
+            return False
+        if not data:
+            return False
+        self._inbox, self._inbox_at = data, 0
+        return True
 
     def _take_publishes(self) -> bool:
         """Hand the buffered whole PUBLISH packets to ``on_publishes``; False if none."""
