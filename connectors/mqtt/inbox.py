@@ -32,6 +32,8 @@ from paho.mqtt.properties import Properties
 PUBLISH = 0x30
 MAX_LENGTH_BYTES = 4
 
+_new_tuple = tuple.__new__
+
 
 class Publish(NamedTuple):
     """One received PUBLISH: what the source turns into a record (topic still in bytes)."""
@@ -53,19 +55,25 @@ def take_publishes(
     taken: list[Publish] = []
     end = len(data)
     at = start
-    while at < end:
+    while at + 1 < end:
         command = data[at]
         qos = (command & 0x06) >> 1
         if command & 0xF0 != PUBLISH or qos > max_qos:
             break
-        length, body = _remaining_length(data, at + 1, end)
-        if body < 0 or body + length > end:
+        length = data[at + 1]
+        body = at + 2
+        if length & 0x80:  # more than one length byte (bodies of 128 bytes and more)
+            length, body = _remaining_length(data, at + 1, end)
+            if body < 0:
+                break
+        stop = body + length
+        if stop > end:
             break
-        publish = _decode(data, command, qos, body, body + length, v5)
+        publish = _decode(data, command, qos, body, stop, v5)
         if publish is None:
             break
         taken.append(publish)
-        at = body + length
+        at = stop
     return taken, at
 
 
@@ -106,12 +114,15 @@ def _decode(data: bytes, command: int, qos: int, at: int, end: int, v5: bool) ->
         position += size
         if position > end:
             return None
-    return Publish(
-        data[at + 2 : topic_end],
-        data[position:end],
-        qos,
-        bool(command & 0x01),
-        bool(command & 0x08),
-        mid,
-        properties,
+    return _new_tuple(  # Publish(...) without NamedTuple's Python-level __new__
+        Publish,
+        (
+            data[at + 2 : topic_end],
+            data[position:end],
+            qos,
+            bool(command & 0x01),
+            bool(command & 0x08),
+            mid,
+            properties,
+        ),
     )
