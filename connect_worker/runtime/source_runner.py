@@ -22,6 +22,15 @@ anything else -> ``run`` raises and the task is FAILED with the trace.
 Back-pressure: at most ``max_in_flight_records`` records may wait for their
 acknowledgement; the loop waits for the oldest before sending more (and the
 producer's ``buffer.memory`` bounds the bytes).
+
+Stopping: the task's ``stop()`` comes last, after the producer is flushed and
+the final offset commit called ``task.commit()``, so a task that acknowledges
+upstream in ``commit()`` (MQTT acks, PostgreSQL LSN confirmations) does so
+while its connection is still open, and a clean stop leaves nothing to be
+delivered again. That needs ``poll()`` to return on its own, which every poll
+should do within a second or so; one that blocks longer gets ``stop()`` after
+:data:`STOP_GRACE_S` to unblock it (Kafka Connect's contract for ``stop()``),
+and its last records are then acknowledged upstream only after a restart.
 """
 
 from __future__ import annotations
@@ -50,6 +59,9 @@ from log_engine.client.errors import is_retriable
 log = logging.getLogger(__name__)
 
 Processed = tuple[SourceRecord, bytes | None, bytes | None, LogHeaders]
+
+#: How long a stop waits for ``poll()`` to return before calling the task's ``stop()``.
+STOP_GRACE_S = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +141,7 @@ class SourceTaskRunner(TaskRunner):
         self._known_topics: set[str] = set()
         self._settings = settings
         self.submitted = SubmittedRecords()
+        self._stop_timer: threading.Timer | None = None
         overrides_commit_record = type(task).commit_record is not SourceTask.commit_record
         self.committer = OffsetCommitter(
             task_id.connector,
@@ -157,12 +170,26 @@ class SourceTaskRunner(TaskRunner):
         finally:
             self._shut_down()
 
+    def stop(self) -> None:
+        """Ask the loop to end; the task's ``stop()`` follows the final commit (module doc)."""
+        with self._lifecycle_lock:
+            first = not self.stopping.is_set()
+            self.stopping.set()
+        self._resumed.set()
+        if first:
+            timer = threading.Timer(
+                STOP_GRACE_S, self._stop_plugin_once, kwargs={"only_if_started": True}
+            )
+            timer.daemon = True
+            timer.name = f"stop-grace-{self.task_id}"
+            self._stop_timer = timer
+            timer.start()
+
     def _stop_plugin(self) -> None:
         self.task.stop()
 
     def _shut_down(self) -> None:
-        """Stop the plugin, deliver what was sent, commit its offsets, close the producer."""
-        self._stop_plugin_once(only_if_started=True)
+        """Deliver what was sent, commit its offsets, stop the plugin, close the producer."""
         producer = self._producer
         if producer is not None:
             try:
@@ -173,6 +200,10 @@ class SourceTaskRunner(TaskRunner):
             self.committer.commit()
         except Exception as exc:
             log.warning("task %s: final offset commit incomplete: %s", self.task_id, exc)
+        self._stop_plugin_once(only_if_started=True)
+        timer = self._stop_timer
+        if timer is not None:
+            timer.cancel()
         if producer is not None:
             try:
                 producer.close(self._settings.offset_flush_timeout_ms / 1000)
