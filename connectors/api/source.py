@@ -70,14 +70,21 @@ class SourceTask(ABC):
         """Return the next records (``[]`` when none are ready)."""
 
     def commit(self) -> None:  # noqa: B027 - optional hook
-        """Offsets of everything acknowledged so far are durable."""
+        """Offsets of everything acknowledged so far are durable.
+
+        The place to acknowledge upstream. On a clean stop it is called one last
+        time before :meth:`stop` (once ``poll`` has returned), so the connection
+        it acknowledges on is still open.
+        """
 
     def commit_record(self, record: SourceRecord) -> None:  # noqa: B027 - optional hook
         """``record`` was acknowledged by the log."""
 
     @abstractmethod
     def stop(self) -> None:
-        """Stop; called from another thread; make ``poll`` return."""
+        """Stop; make ``poll`` return. Usually called after the final :meth:`commit`, in the
+        task's thread; from another thread when ``poll`` has not returned within a
+        second of the stop request (it must then unblock it)."""
 
     def details(self) -> dict[str, Any]:
         """Progress for ``tasks[i].details`` in the status (JSON-serialisable; thread-safe)."""
