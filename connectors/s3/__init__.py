@@ -10,7 +10,8 @@ Shared pieces, one concept per module:
   when chosen); ``partitioners`` and ``joda`` (``path.format``);
 - sink side: ``writer`` (one Kafka partition's open objects and rotation),
   ``uploader`` (batches written in the background, in order), ``upload``
-  (PUT or multipart), ``recovery`` (where the committed objects end);
+  (PUT or multipart), ``upload_process`` (large objects written from a child
+  process, off the worker's GIL), ``recovery`` (where the committed objects end);
 - source side: ``restore`` (the sink's objects back into their partitions) and
   ``generic`` (any objects under a prefix).
 """

@@ -20,7 +20,7 @@ def put_object(
     client: Any,
     bucket: str,
     key: str,
-    data: bytes,
+    data: bytes | bytearray,
     part_size: int,
     metadata: Mapping[str, str],
 ) -> int:

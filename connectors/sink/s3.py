@@ -17,7 +17,10 @@ objects by the wall clock: a restart may then write records again in objects
 of other names (at-least-once), as with Confluent's sink.
 
 Closed batches are uploaded by a background thread, in order, while records
-keep coming (at most MAX_QUEUED_BATCHES wait). ``put`` checks a whole batch
+keep coming (at most MAX_QUEUED_BATCHES wait); objects of PROCESS_MIN_BYTES
+and more go through the task's upload process, whose boto3 work does not
+compete with the runtime's threads for the worker's GIL
+(:mod:`connectors.s3.upload_process`). ``put`` checks a whole batch
 (format, partitioner, nulls) before taking any of it, so a DataError leaves
 nothing half-buffered; an S3 failure while writing raises RetriableError
 (transient) or ConnectError (credentials, bucket gone).
@@ -49,6 +52,7 @@ from connectors.s3.partitioners import Partitioner
 from connectors.s3.recovery import committed_end
 from connectors.s3.sink_config import S3SinkConfig
 from connectors.s3.upload import put_object
+from connectors.s3.upload_process import UploadProcess
 from connectors.s3.uploader import Uploader
 from connectors.s3.writer import Encoded, PartitionWriter, RotationPolicy
 
@@ -56,6 +60,9 @@ log = logging.getLogger(__name__)
 
 #: Closed batches waiting for the background upload (then put() waits): bounds memory.
 MAX_QUEUED_BATCHES = 2
+#: Objects from this size on are written by the task's upload process (off the worker's GIL);
+#: smaller ones by the upload thread itself (starting a process would cost more than it saves).
+PROCESS_MIN_BYTES = 1024 * 1024
 
 
 class S3SinkConnector(SinkConnector):
@@ -107,6 +114,7 @@ class S3SinkTask(SinkTask):
         )
         self._partitioner: Partitioner = config.build_partitioner()
         self._uploader = Uploader(background=True, max_queued=MAX_QUEUED_BATCHES)
+        self._upload_process = UploadProcess(config)  # started by the first large object
         self._policy = RotationPolicy(
             config.flush_size, config.rotate_interval_ms, config.rotate_schedule_interval_ms
         )
@@ -144,9 +152,11 @@ class S3SinkTask(SinkTask):
         config = self._config
 
         def upload(key: str, data: bytes, metadata: dict[str, str]) -> None:
-            put_object(
-                self._client, config.s3_bucket_name, key, data, config.s3_part_size, metadata
-            )
+            bucket, part_size = config.s3_bucket_name, config.s3_part_size
+            if len(data) >= PROCESS_MIN_BYTES:
+                self._upload_process.put(bucket, key, data, part_size, metadata)
+            else:
+                put_object(self._client, bucket, key, data, part_size, metadata)
 
         return PartitionWriter(
             tp, self._format, config.topics_dir, self._policy, upload, start_offset, self._uploader
@@ -246,6 +256,7 @@ class S3SinkTask(SinkTask):
         uploader = getattr(self, "_uploader", None)
         if uploader is not None:
             uploader.close()  # batches not written yet are read again after a restart
+            self._upload_process.close()
         with self._lock:
             for writer in self._writers.values():
                 writer.discard()
