@@ -17,6 +17,7 @@ from connectors.api.records import (
     SourceRecord,
     TimestampType,
     TopicPartition,
+    source_records,
 )
 from connectors.api.schema import Field, Schema, SchemaType, struct
 from connectors.api.sink import SinkConnector, SinkTask, SinkTaskContext
@@ -52,5 +53,6 @@ __all__ = [
     "describe_errors",
     "hookimpl",
     "hookspec",
+    "source_records",
     "struct",
 ]

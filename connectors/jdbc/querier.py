@@ -26,7 +26,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
-from connectors.api import DataError, Schema, SchemaType, SourceRecord, struct
+from connectors.api import DataError, Schema, SchemaType, SourceRecord, source_records, struct
 from connectors.jdbc.dialect import Column, Dialect, TableId
 from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.sqlite import sqlite_reader
@@ -142,13 +142,10 @@ class Querier:
         readers = self._readers
         if readers:
             rows = [self._read(row, readers) for row in rows]
-        out = [
-            SourceRecord(
-                topic=topic, value=dict(zip(names, row, strict=False)), value_schema=schema,
-                source_partition=partition,
-            )
-            for row in rows
-        ]
+        out = source_records(
+            topic, [dict(zip(names, row, strict=False)) for row in rows], value_schema=schema,
+            source_partition=partition,
+        )
         if partition is not None:
             offset = self._offset(rows[-1])
             out[-1] = out[-1].replace(source_offset=offset)
