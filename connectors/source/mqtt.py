@@ -273,6 +273,8 @@ class MqttSourceTask(SourceTask):
 
     def commit_record(self, record: SourceRecord) -> None:
         """The log acknowledged ``record``: now the broker may forget the message."""
+        if not self._unacked:  # QoS 0: nothing to acknowledge
+            return
         entry = self._unacked.pop(id(record), None)
         if entry is None or self._connection is None:
             return
