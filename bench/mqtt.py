@@ -8,8 +8,17 @@ Starts a Mosquitto (as the tests do) and, per QoS:
 - ``pipeline``: ``sluice standalone`` runs an MqttSource subscribed to the
   same kind of topic; the same publisher sends N messages and the rate is N
   over the time from the first publish until N distinct records are in the
-  log (read back with our consumer, in a process of its own like the
-  baseline's subscriber, so that it never slows the publisher down).
+  log (checked by a process of its own, like the baseline's subscriber).
+
+The pipeline's checker watches the log's end offset (one small request
+every 5 ms) and reads the records, to count the distinct values, only once
+the log holds N of them. It used to read every record as it arrived: that
+consumer spent about 23 us of CPU per message (more than the worker's 13-16
+us and the baseline subscriber's 18 us, paho included) on a 2-core machine
+that the publisher, Mosquitto and the worker share, while the baseline's
+instrumentation is a counter increment. In alternating runs on a shared
+machine, pipeline rates were 14k-27k/s with the reading checker and 30k-32k/s
+with this one, baselines 24k-37k/s either way.
 
 ``ratio`` = pipeline / baseline (goal >= 0.7). The source acknowledges each
 message only after the log acknowledged its record, so at QoS 1 this is the
@@ -35,6 +44,7 @@ from tests.support.standalone_process import StandaloneProcess, properties, wait
 
 PAYLOAD_BYTES = 100
 IDLE_TIMEOUT_S = 30.0
+END_OFFSET_POLL_S = 0.005
 
 
 def payloads(count: int) -> list[bytes]:
@@ -141,24 +151,58 @@ def pipeline(server: MosquittoServer, workdir: Path, count: int, qos: int) -> di
 
 
 def log_counter_main(bootstrap: str, topic: str, count: int) -> None:
-    """The pipeline's reader (own process): prints 'ready', then the wall time of the last."""
+    """The pipeline's reader (own process): prints 'ready', then the wall time of the last.
+
+    It asks for the log's end offset every :data:`END_OFFSET_POLL_S` and reads
+    records only once the log holds enough of them to be done, counting the
+    distinct values (if some are duplicates it waits for as many more).
+    """
     from log_engine.client import SyncConsumer, TopicPartition
 
+    tp = TopicPartition(topic, 0)
     consumer = SyncConsumer({"bootstrap.servers": bootstrap, "auto.offset.reset": "earliest"})
-    consumer.assign([TopicPartition(topic, 0)])
-    consumer.poll(0.1)
+    end_offset(consumer, tp)  # connected before the clock starts
     print("ready", flush=True)
     seen: set[bytes] = set()
+    read_to = known_end = 0
     last = 0.0
-    idle_since = time.monotonic()
-    while len(seen) < count and time.monotonic() - idle_since < IDLE_TIMEOUT_S:
-        records = consumer.poll(0.2)
-        if records:
-            idle_since = time.monotonic()
-            last = time.time()
-            seen.update(r.value for r in records if r.value is not None)
+    grew_at = time.monotonic()
+    while len(seen) < count:
+        end = end_offset(consumer, tp)
+        if end > known_end:
+            known_end, grew_at = end, time.monotonic()
+        if end < read_to + count - len(seen):  # not enough records in the log yet
+            if time.monotonic() - grew_at > IDLE_TIMEOUT_S:
+                read_to = read_values(consumer, tp, read_to, end, seen)
+                break
+            time.sleep(END_OFFSET_POLL_S)
+            continue
+        reached = time.time()
+        read_to = read_values(consumer, tp, read_to, end, seen)
+        last = reached
     consumer.close()
     print(json.dumps({"received": len(seen), "last": last}), flush=True)
+
+
+def end_offset(consumer: Any, tp: Any) -> int:
+    """The log end offset of ``tp`` (0 while the topic does not exist yet)."""
+    try:
+        return int(consumer.end_offsets([tp]).get(tp, 0))
+    except Exception:
+        return 0
+
+
+def read_values(consumer: Any, tp: Any, start: int, end: int, seen: set[bytes]) -> int:
+    """Add the values of records ``start`` to ``end`` of ``tp`` to ``seen``; returns the next."""
+    if start == 0:
+        consumer.assign([tp])
+    deadline = time.monotonic() + IDLE_TIMEOUT_S
+    while start < end and time.monotonic() < deadline:
+        for record in consumer.poll(0.2):
+            start = max(start, record.offset + 1)
+            if record.value is not None:
+                seen.add(record.value)
+    return start
 
 
 def main() -> None:
