@@ -22,11 +22,14 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import operator
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from connectors.api import DataError, SinkRecord
 
 NULL_JSON = b"null"
+_VALUE = operator.attrgetter("value")
 
 
 class FileBuffer(Protocol):
@@ -38,6 +41,10 @@ class FileBuffer(Protocol):
     def accepts(self, encoded: Any) -> bool: ...
 
     def add(self, encoded: Any) -> None: ...
+
+    def extend(self, encoded: Sequence[Any]) -> None:
+        """``add`` each of ``encoded``, in order."""
+        ...
 
     def take_ready(self) -> bytes:
         """Bytes already final (streamed to S3 before the object is complete)."""
@@ -57,6 +64,11 @@ class ObjectFormat(Protocol):
     def encode(self, record: SinkRecord) -> Any: ...
 
     def encode_null(self, record: SinkRecord) -> Any: ...
+
+    def encode_run(self, records: Sequence[SinkRecord]) -> list[Any] | None:
+        """``encode`` of each record, or None when the run holds a null value or the format
+        wants its records one by one (a buffer of it may refuse one: Parquet)."""
+        ...
 
     def new_buffer(self) -> FileBuffer: ...
 
@@ -83,6 +95,11 @@ class StreamBuffer:
         self._chunks.append(encoded)
         self.count += 1
         self.size_bytes += len(encoded) + len(self._separator)
+
+    def extend(self, encoded: Sequence[bytes]) -> None:
+        self._chunks.extend(encoded)
+        self.count += len(encoded)
+        self.size_bytes += sum(map(len, encoded)) + len(encoded) * len(self._separator)
 
     def take_ready(self) -> bytes:
         if not self._chunks:
@@ -127,6 +144,11 @@ class JsonFormat:
     def encode_null(self, record: SinkRecord) -> bytes:
         return NULL_JSON
 
+    def encode_run(self, records: Sequence[SinkRecord]) -> list[bytes] | None:
+        if any(record.value is None for record in records):
+            return None
+        return [self.encode(record) for record in records]
+
     def new_buffer(self) -> FileBuffer:
         return StreamBuffer(b"\n")
 
@@ -158,6 +180,14 @@ class ByteArrayFormat:
 
     def encode_null(self, record: SinkRecord) -> bytes:
         return b""
+
+    def encode_run(self, records: Sequence[SinkRecord]) -> list[bytes] | None:
+        values = list(map(_VALUE, records))
+        if set(map(type, values)) == {bytes}:  # what ByteArrayConverter gives: taken as is
+            return values
+        if None in values:
+            return None
+        return [self.encode(record) for record in records]
 
     def new_buffer(self) -> FileBuffer:
         return StreamBuffer(self.separator)

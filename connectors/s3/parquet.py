@@ -13,6 +13,7 @@ written at rotation (snappy-compressed).
 from __future__ import annotations
 
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -94,6 +95,10 @@ class ParquetBuffer:
         self.count += 1
         self.size_bytes += 64 + 16 * len(encoded.row)  # a rough size, for logs only
 
+    def extend(self, encoded: Sequence[ParquetRow]) -> None:
+        for row in encoded:
+            self.add(row)
+
     def take_ready(self) -> bytes:
         return b""
 
@@ -137,6 +142,9 @@ class ParquetFormat:
             f"record {record.topic}-{record.partition}@{record.kafka_offset}: Parquet cannot "
             "hold a null value; set behavior.on.null.values=ignore to skip tombstones"
         )
+
+    def encode_run(self, records: Sequence[SinkRecord]) -> None:
+        return None  # one by one: a record of another schema starts another object
 
     def new_buffer(self) -> ParquetBuffer:
         return ParquetBuffer()

@@ -75,6 +75,8 @@ class Partitioner(Protocol):
     """Maps a record to its encoded partition path and, for rotation, its time."""
 
     deterministic: bool
+    #: The encoded partition depends on the Kafka partition only (a run of it shares one).
+    per_kafka_partition: bool
 
     def encode(self, record: SinkRecord) -> str: ...
 
@@ -89,6 +91,7 @@ class DefaultPartitioner:
     """``partition=<n>``: one directory per Kafka partition."""
 
     deterministic = True
+    per_kafka_partition = True
 
     def encode(self, record: SinkRecord) -> str:
         return f"partition={record.partition}"
@@ -110,6 +113,7 @@ class FieldPartitioner:
     """``<field>=<value>/...`` from fields of a struct value."""
 
     deterministic = True
+    per_kafka_partition = False
 
     def __init__(self, fields: list[str]) -> None:
         self.fields = fields
@@ -157,6 +161,8 @@ def _to_ms(value: Any, record: SinkRecord, field: str) -> int:
 
 class TimeBasedPartitioner:
     """Directories by time bucket, formatted with a Joda pattern."""
+
+    per_kafka_partition = False
 
     def __init__(
         self,

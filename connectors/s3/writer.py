@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +131,35 @@ class PartitionWriter:
         self.next_offset = offset + 1
         if self._count >= self._policy.flush_size:
             self.rotate()
+
+    def add_run(
+        self, records: Sequence[SinkRecord], payloads: Sequence[Any], encoded_partition: str
+    ) -> None:
+        """Take checked records of this partition, in offset order, none null, all of
+        ``encoded_partition``, without record-time rotation: ``add`` for each, by slices."""
+        start, end = 0, len(records)
+        if self.next_offset is not None:
+            while start < end and records[start].kafka_offset < self.next_offset:
+                start += 1  # taken before (a redelivered batch)
+        flush_size = self._policy.flush_size
+        while start < end:
+            current = self._open.get(encoded_partition)
+            if current is None:
+                offset = records[start].kafka_offset
+                if not self._count:
+                    self._first_offset = offset
+                    self._first_ts = None
+                    self._opened_at = time.monotonic()
+                current = _OpenObject(offset, self._format.new_buffer())
+                self._open[encoded_partition] = current
+            take = min(end - start, flush_size - self._count)
+            current.buffer.extend(payloads[start : start + take])
+            self._count += take
+            start += take
+            self._last_offset = records[start - 1].kafka_offset
+            self.next_offset = self._last_offset + 1
+            if self._count >= flush_size:
+                self.rotate()
 
     def _interval_passed(self, timestamp_ms: int) -> bool:
         interval = self._policy.rotate_interval_ms

@@ -29,8 +29,10 @@ nothing half-buffered; an S3 failure while writing raises RetriableError
 from __future__ import annotations
 
 import logging
+import operator
 import threading
 from collections.abc import Mapping, Sequence
+from itertools import groupby
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -57,6 +59,7 @@ from connectors.s3.uploader import Uploader
 from connectors.s3.writer import Encoded, PartitionWriter, RotationPolicy
 
 log = logging.getLogger(__name__)
+_KAFKA_PARTITION = operator.attrgetter("topic", "partition")
 
 #: Closed batches waiting for the background upload (then put() waits): bounds memory.
 MAX_QUEUED_BATCHES = 2
@@ -118,6 +121,8 @@ class S3SinkTask(SinkTask):
         self._policy = RotationPolicy(
             config.flush_size, config.rotate_interval_ms, config.rotate_schedule_interval_ms
         )
+        # a run of one Kafka partition goes into one object, cut by counting: taken by slices
+        self._by_runs = self._partitioner.per_kafka_partition and config.rotate_interval_ms < 0
         if not self._partitioner.deterministic or config.rotate_schedule_interval_ms >= 0:
             log.warning(
                 "S3 sink: wall-clock rotation or the Wallclock extractor is on: object "
@@ -173,8 +178,34 @@ class S3SinkTask(SinkTask):
     # -- records ----------------------------------------------------------------------
 
     def put(self, records: Sequence[SinkRecord]) -> None:
+        runs = self._check_runs(records) if self._by_runs else None
+        if runs is not None:  # DataError: nothing was taken
+            self._s3_call(lambda: self._take_runs(runs))
+            return
         checked = self._check_all(records)  # DataError: nothing was taken
         self._s3_call(lambda: self._take(checked))
+
+    def _check_runs(
+        self, records: Sequence[SinkRecord]
+    ) -> list[tuple[list[SinkRecord], list[Any]]] | None:
+        """The records as runs of one Kafka partition, each with its encoded values (a
+        DataError for the first bad one); None: they go one by one (a null value, Parquet)."""
+        runs = []
+        for _, group in groupby(records, _KAFKA_PARTITION):
+            run = list(group)
+            encoded = self._format.encode_run(run)
+            if encoded is None:
+                return None
+            runs.append((run, encoded))
+        return runs
+
+    def _take_runs(self, runs: list[tuple[list[SinkRecord], list[Any]]]) -> None:
+        self._uploader.check()
+        for run, encoded in runs:
+            first = run[0]
+            writer = self._writer_for(first.topic, first.partition or 0)
+            writer.add_run(run, encoded, self._partitioner.encode(first))
+        self._rotate_scheduled()
 
     def _check_all(self, records: Sequence[SinkRecord]) -> list[Encoded]:
         """Each record encoded and placed, or a DataError for the first bad one."""

@@ -178,3 +178,53 @@ def test_a_parquet_schema_change_starts_a_new_object() -> None:
     assert store.order == ["topics/t/partition=0/t+0+0000000000.snappy.parquet"]
     assert fmt.decode(store.objects[store.order[0]][0]) == [{"a": 1}, {"a": 2}]
     assert w.buffered == 1
+
+
+def test_a_run_is_encoded_whole_or_refused_at_its_first_bad_record() -> None:
+    fmt = ByteArrayFormat()
+    raw = [rec(b"a", 0), rec(b"b", 1)]
+    assert fmt.encode_run(raw) == [b"a", b"b"]
+    assert fmt.encode_run([rec(b"a", 0), rec("text", 1), rec(bytearray(b"c"), 2)]) == [
+        b"a",
+        b"text",
+        b"c",
+    ]
+    with pytest.raises(DataError, match=r"t-0@1: format.class=bytearray needs bytes"):
+        fmt.encode_run([rec(b"a", 0), rec({"a": 1}, 1)])
+    assert fmt.encode_run([rec(b"a", 0), rec(None, 1)]) is None  # nulls go one by one
+    assert JsonFormat().encode_run([rec({"n": 1}, 0), rec("x", 1)]) == [b'{"n": 1}', b'"x"']
+    assert JsonFormat().encode_run([rec({"n": 1}, 0), rec(None, 1)]) is None
+    with pytest.raises(DataError, match=r"t-0@1: the value is raw bytes"):
+        JsonFormat().encode_run([rec({"n": 1}, 0), rec(b"x", 1)])
+    assert ParquetFormat().encode_run([rec({"a": 1}, 0)]) is None
+
+
+@pytest.mark.parametrize("sizes", [[7], [2, 5], [1, 1, 1, 4], [3, 3, 1]])
+def test_runs_make_the_same_objects_as_records_one_by_one(sizes: list[int]) -> None:
+    fmt = ByteArrayFormat()
+    records = [rec(b"v%d" % i, 100 + 2 * i) for i in range(7)]  # offsets with gaps
+    one_by_one, by_runs = Store(), Store()
+    feed(writer(one_by_one, fmt), fmt, records)
+    w, start = writer(by_runs, fmt), 0
+    for size in sizes:
+        run = records[start : start + size]
+        w.add_run(run, [r.value for r in run], "partition=0")
+        start += size
+    assert by_runs.objects == one_by_one.objects and by_runs.order == one_by_one.order
+    assert by_runs.order == [
+        "topics/t/partition=0/t+0+0000000100.bin",
+        "topics/t/partition=0/t+0+0000000106.bin",
+    ]
+    assert w.committed_offset == 111 and w.buffered == 1 and w.next_offset == 113
+
+
+def test_a_redelivered_run_takes_only_the_records_after_those_taken() -> None:
+    store, fmt = Store(), ByteArrayFormat()
+    w = writer(store, fmt, flush_size=2)
+    batch = [rec(b"%d" % i, i) for i in range(5)]
+    store.fail_next = 1
+    with pytest.raises(OSError):
+        w.add_run(batch, [r.value for r in batch], "partition=0")  # fails on the first object
+    w.add_run(batch, [r.value for r in batch], "partition=0")  # the runtime hands it again
+    assert [store.objects[k][0] for k in store.order] == [b"0\n1\n", b"2\n3\n"]
+    assert w.committed_offset == 4 and w.buffered == 1
