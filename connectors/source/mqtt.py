@@ -33,10 +33,11 @@ At-least-once:
   (default 20; the tests and the benchmark use 1000); with MQTT 5 the task
   also announces a Receive Maximum of ``mqtt.buffer.records`` (at most 65535).
 
-Flow control: paho delivers messages on its network thread into a bounded
-buffer (``mqtt.buffer.records``). When the buffer is full that thread waits,
-so the client stops reading the socket and TCP pushes back on the broker:
-nothing is dropped. Messages received on a connection that was lost since
+Flow control: the client's network thread hands messages over, the whole
+packets of each socket read at once (:mod:`connectors.mqtt.inbox`), into a
+bounded buffer (``mqtt.buffer.records``), taking what fits. When the buffer
+is full that thread waits, so the client stops reading the socket and TCP
+pushes back on the broker: nothing is dropped. Messages received on a connection that was lost since
 are not acknowledged on the new one (the broker sends them again there).
 
 One task: MQTT subscriptions do not split (``tasks.max`` above 1 still runs one).
