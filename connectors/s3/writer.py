@@ -101,6 +101,8 @@ class PartitionWriter:
         self._opened_at = 0.0
         self.objects_written = 0
         self.bytes_written = 0
+        self.first_written_at: float | None = None  # epoch seconds, when S3 answered
+        self.last_written_at: float | None = None
 
     @property
     def buffered(self) -> int:
@@ -212,6 +214,9 @@ class PartitionWriter:
             batch.written += 1
             self.objects_written += 1
             self.bytes_written += len(data)
+            self.last_written_at = time.time()
+            if self.first_written_at is None:
+                self.first_written_at = self.last_written_at
         self.committed_offset = batch.end_offset
         log.debug("%s: committed up to offset %d", self.tp, batch.end_offset)
 

@@ -299,6 +299,11 @@ class S3SinkTask(SinkTask):
         return {
             "objects_written": sum(w.objects_written for w in writers),
             "bytes_written": sum(w.bytes_written for w in writers),
+            # epoch seconds at which S3 answered the first and the latest PUT (None: no object)
+            "first_object_at": min(
+                filter(None, (w.first_written_at for w in writers)), default=None
+            ),
+            "last_object_at": max(filter(None, (w.last_written_at for w in writers)), default=None),
             "partitions": {
                 f"{w.tp.topic}-{w.tp.partition}": {
                     "committed_offset": w.committed_offset,

@@ -63,7 +63,12 @@ def test_json_objects_are_cut_by_flush_size_and_a_new_task_resumes_after_them(
 ) -> None:
     task, context = make_task(TP0, TP1, **{"flush.size": "3"})
     assert context.rewinds == {}  # nothing in S3 yet: the group's offsets apply
+    assert task.details()["first_object_at"] is None
+    before = time.time()
     put(task, [rec({"n": i}, i) for i in range(7)] + [rec({"m": i}, i, 1) for i in range(3)])
+    details = task.details()
+    assert details["objects_written"] == 3
+    assert before <= details["first_object_at"] <= details["last_object_at"] <= time.time()
     assert object_keys(s3, bucket) == [
         "topics/t/partition=0/t+0+0000000000.json",
         "topics/t/partition=0/t+0+0000000003.json",
