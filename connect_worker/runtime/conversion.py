@@ -181,10 +181,19 @@ class RecordConverters:
         if not any([r.headers for r in records]):
             return None
         convert = self.header.from_connect
-        return [
-            [(name, convert(topic, name, data)) for name, data in r.headers] if r.headers else None
-            for r in records
-        ]
+        out: list[LogHeaders | None] = []
+        last: Any = None
+        converted: LogHeaders | None = None
+        for record in records:
+            headers = record.headers
+            if headers is not last:  # records sharing a headers tuple share its conversion
+                last = headers
+                converted = (
+                    [(name, convert(topic, name, data)) for name, data in headers]
+                    if headers else None
+                )
+            out.append(converted)
+        return out
 
     def keys_to_connect(
         self, topic: str, data: Sequence[bytes | None]

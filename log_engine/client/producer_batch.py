@@ -50,9 +50,13 @@ def _encode_body(
     count: int,
     key: bytes | None,
     value: bytes | None,
-    headers: Sequence[Header] | None,
+    header_block: bytes,
 ) -> bytes:
-    """A record's bytes after its length prefix (attributes through headers)."""
+    """A record's bytes after its length prefix (attributes through headers).
+
+    ``header_block`` is :func:`_encode_headers`' result: records that share one
+    headers object (a source's constant headers) encode it once per run.
+    """
     parts: list[bytes] = [_ZERO, _varint(delta), _varint(count)]
     if key is None:
         parts.append(_NULL)
@@ -62,17 +66,22 @@ def _encode_body(
         parts.append(_NULL)
     else:
         parts += (_varint(len(value)), value)
-    if headers:
-        parts.append(_varint(len(headers)))
-        for name, hvalue in headers:
-            encoded = name.encode()
-            parts += (_varint(len(encoded)), encoded)
-            if hvalue is None:
-                parts.append(_NULL)
-            else:
-                parts += (_varint(len(hvalue)), hvalue)
-    else:
-        parts.append(_ZERO)
+    parts.append(header_block)
+    return b"".join(parts)
+
+
+def _encode_headers(headers: Sequence[Header] | None) -> bytes:
+    """The headers part of a record: their count, then each name and value."""
+    if not headers:
+        return _ZERO
+    parts: list[bytes] = [_varint(len(headers))]
+    for name, hvalue in headers:
+        encoded = name.encode()
+        parts += (_varint(len(encoded)), encoded)
+        if hvalue is None:
+            parts.append(_NULL)
+        else:
+            parts += (_varint(len(hvalue)), hvalue)
     return b"".join(parts)
 
 
@@ -186,7 +195,7 @@ class ProducerBatch:
                 (_ZERO, _ZIGZAG[delta], _ZIGZAG[count], _NULL, _varint(len(value)), value, _ZERO)
             )
         else:
-            body = _encode_body(delta, count, key, value, headers)
+            body = _encode_body(delta, count, key, value, _encode_headers(headers))
         records = self._records
         records += _varint(len(body))
         records += body
@@ -227,6 +236,8 @@ class ProducerBatch:
         table, varint, join = _ZIGZAG, _varint, b"".join
         max_timestamp = self.max_timestamp
         index = start
+        last_headers: Sequence[Header] | None = None
+        header_block = _ZERO
         if keys is None and headers is None and timestamps is None:
             index, count, room = self._append_values(values, timestamp, index, stop, count, room)
             if count > first and timestamp > max_timestamp:
@@ -256,7 +267,10 @@ class ProducerBatch:
                     (length, _ZERO, delta_bytes, count_bytes, _NULL, size_prefix, value, _ZERO)
                 )
             else:
-                body = _encode_body(delta, count, key, value, record_headers)
+                if record_headers is not last_headers:  # the same object: the same bytes
+                    last_headers = record_headers
+                    header_block = _encode_headers(record_headers)
+                body = _encode_body(delta, count, key, value, header_block)
                 length = varint(len(body))
                 size = len(body)
                 if count > 0 and len(length) + size > room:

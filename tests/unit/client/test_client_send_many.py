@@ -39,6 +39,21 @@ def test_append_run_writes_the_bytes_append_writes() -> None:
     assert together.timestamps == stamps
 
 
+def test_records_sharing_a_headers_object_encode_as_separate_ones() -> None:
+    shared = [("mqtt.qos", b"0"), ("mqtt.retained", b"false")]
+    other = [("h", None)]
+    headers = [shared, shared, other, shared, None, shared, [("mqtt.qos", b"0")]]
+    values = VALUES[: len(headers)]
+    one_by_one, together = _batch(), _batch()
+    for n, value in enumerate(values):
+        one_by_one.append(None, value, list(headers[n] or []) or None, 1000, None)
+    stop, _ = together.append_run(None, values, headers, None, 1000, 0, len(values))
+    assert stop == len(values)
+    one_by_one.seal(Compression.NONE)
+    together.seal(Compression.NONE)
+    assert together.wire == one_by_one.wire
+
+
 def test_append_run_of_values_only_writes_the_bytes_append_writes() -> None:
     values: list[bytes | None] = list(VALUES)
     values[7] = None  # a tombstone in the middle leaves the values-only loop
