@@ -20,7 +20,8 @@ back as the botocore exception the child caught (``client.exceptions.*``
 classes as a plain ``ClientError`` with the same response), so the task turns
 them into the same RetriableError/ConnectError sentences. A child that died
 (killed, out of memory) is reported as a RetriableError and started again on
-the next ``put``; a child whose worker died reads end-of-file and exits.
+the next ``put``; a child whose worker died reads end-of-file and exits
+(after the PUT it may be in: the same object a restarted task writes again).
 """
 
 from __future__ import annotations
@@ -87,9 +88,17 @@ class UploadProcess:
         return int(value)
 
     def close(self) -> None:
-        """Stop the child (it finishes a PUT it is in: nobody waits for it any more)."""
-        with self._lock:
+        """Stop the child; one still in a PUT after STOP_TIMEOUT_S is killed (what the
+        exactly-once protocol allows at any point: its batch is rewritten after a restart)."""
+        if not self._lock.acquire(timeout=STOP_TIMEOUT_S):
+            process = self._process
+            if process is not None:
+                process.kill()  # the waiting put() reads end-of-file and lets go of the lock
+            self._lock.acquire()
+        try:
             self._reap()
+        finally:
+            self._lock.release()
 
     def _start(self) -> Connection:
         ours, theirs = socket.socketpair()

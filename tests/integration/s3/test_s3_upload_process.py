@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
+import threading
 from collections.abc import Iterator
 
 import pytest
 
+import connectors.s3.upload_process as upload_process
 import connectors.sink.s3 as s3_sink
 from connectors.api import ConnectError, RetriableError, SinkRecord, TopicPartition
 from connectors.s3.sink_config import S3SinkConfig
@@ -124,3 +127,30 @@ def test_s3_going_away_is_retriable_and_the_records_land_once_it_is_back(
         proxy.cut()
     keys = object_keys(s3, bucket)
     assert b"".join(object_bytes(s3, bucket, key) for key in keys) == b"0\n1\n2\n3\n"
+
+
+def test_closing_kills_a_child_stuck_in_a_put_and_the_put_fails_retriably(
+    s3: S3Server, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(upload_process, "STOP_TIMEOUT_S", 0.5)
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts, never answers
+        port = silent.getsockname()[1]
+        props = {**s3.props(bucket), "topics": "t", "store.url": f"http://127.0.0.1:{port}"}
+        uploads = UploadProcess(S3SinkConfig.from_props(props))
+        failures: list[BaseException] = []
+
+        def put() -> None:
+            try:
+                uploads.put(bucket, "stuck.bin", b"x" * 10, 5 * MiB, {})
+            except BaseException as exc:
+                failures.append(exc)
+
+        putting = threading.Thread(target=put)
+        putting.start()
+        connection, _ = silent.accept()  # the child's PUT reached the server
+        with connection:
+            uploads.close()
+            putting.join(10)
+    assert not putting.is_alive()
+    assert len(failures) == 1 and isinstance(failures[0], RetriableError)
+    assert "upload process stopped (exit code -9) while writing stuck.bin" in str(failures[0])
