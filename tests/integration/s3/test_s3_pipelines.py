@@ -98,6 +98,45 @@ def test_a_sink_killed_mid_stream_and_restarted_leaves_each_record_once(
     assert status["tasks"][0]["details"]["objects_written"] <= 60 - written_before
 
 
+BLOB_BYTES = 110_000  # ten make an object of over 1 MiB: written by the upload process
+
+
+def blob(i: int) -> bytes:
+    return f"{i:06d}".encode() + b"b" * (BLOB_BYTES - 6)
+
+
+@pytest.mark.slow
+def test_large_objects_from_the_upload_process_stay_exactly_once_across_a_sigkill(
+    s3: S3Server, bucket: str, fresh_worker: Callable[..., StandaloneProcess]
+) -> None:
+    worker = fresh_worker(**{"offset.flush.interval.ms": "600000"}).start()
+    topic, count, flush_size = "blobs", 400, 10
+    with SyncAdmin({"bootstrap.servers": worker.bootstrap}) as admin:
+        admin.create_topic(topic, 1)
+    with SyncProducer({"bootstrap.servers": worker.bootstrap}) as producer:
+        for i in range(count):
+            producer.send(topic, blob(i), partition=0)
+        producer.flush()
+    byte_values = {
+        "format.class": "bytearray",
+        "value.converter": "org.apache.kafka.connect.converters.ByteArrayConverter",
+        "flush.size": str(flush_size),
+    }
+    worker.write_pipeline("blobs", s3_sink("blobs", s3, bucket, topic, **byte_values))
+    wait_for(lambda: len(object_keys(s3, bucket)) >= 2, "the first objects")
+    worker.stop(signal.SIGKILL)
+    written_before = len(object_keys(s3, bucket))
+    assert written_before < count // flush_size, "the sink finished before the kill"
+    worker.start()
+    wait_for(lambda: len(object_keys(s3, bucket)) == count // flush_size, "all the objects")
+    keys = object_keys(s3, bucket)  # named by their first offset, zero-padded: in order
+    values = [v for key in keys for v in object_bytes(s3, bucket, key).split(b"\n")[:-1]]
+    assert values == [blob(i) for i in range(count)]
+    status = worker.status("blobs")
+    assert status is not None
+    assert status["tasks"][0]["details"]["objects_written"] <= count // flush_size - written_before
+
+
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneProcess]:
     """One worker for the round trip and bad-input pipelines (each uses its own topics)."""
