@@ -65,6 +65,7 @@ class UploadProcess:
 
     @property
     def pid(self) -> int | None:
+        """The child's process id (None: not started, or stopped)."""
         return self._process.pid if self._process is not None else None
 
     def put(
