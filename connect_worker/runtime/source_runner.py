@@ -177,13 +177,18 @@ class SourceTaskRunner(TaskRunner):
             self.stopping.set()
         self._resumed.set()
         if first:
-            timer = threading.Timer(
-                STOP_GRACE_S, self._stop_plugin_once, kwargs={"only_if_started": True}
-            )
+            timer = threading.Timer(STOP_GRACE_S, self._stop_after_grace)
             timer.daemon = True
             timer.name = f"stop-grace-{self.task_id}"
             self._stop_timer = timer
             timer.start()
+
+    def _stop_after_grace(self) -> None:
+        log.info(
+            "task %s: still working %.1fs after the stop request; calling its stop()",
+            self.task_id, STOP_GRACE_S,
+        )
+        self._stop_plugin_once(only_if_started=True)
 
     def _stop_plugin(self) -> None:
         self.task.stop()

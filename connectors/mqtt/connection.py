@@ -18,11 +18,20 @@ Session Expiry Interval (MQTT 5) asks the broker to keep subscriptions and
 unacknowledged QoS 1/2 messages while the client is away; paho keeps its own
 unacknowledged outgoing messages in the same ``Client`` and sends them again
 after a reconnect.
+
+A stop ends with a graceful close: closing a TCP socket that still has
+unread bytes (the broker goes on sending PUBLISH packets) makes the kernel
+send a reset, and the broker then drops whatever it had not read yet,
+including the last PUBACKs and the DISCONNECT itself, so it would deliver
+those messages again. After our DISCONNECT the socket is half-closed and read
+until the broker closes it (at most :data:`CLOSE_DRAIN_S`).
 """
 
 from __future__ import annotations
 
 import logging
+import select
+import socket
 import ssl
 import threading
 import time
@@ -40,6 +49,7 @@ log = logging.getLogger(__name__)
 
 #: Bytes read from the socket at once (paho's own reads are mostly 1 byte).
 READ_CHUNK = 64 * 1024
+CLOSE_DRAIN_S = 2.0
 
 OnConnected = Callable[[mqtt.Client, bool], None]
 OnPublishes = Callable[[list[Publish]], None]
@@ -131,6 +141,12 @@ class _RotatingClient(mqtt.Client):
             self.owner._attempt_failed(describe_os_error(exc))
             raise
 
+    def _sock_close(self) -> None:
+        sock = self._sock
+        if sock is not None and self.owner.stopping:
+            _close_gracefully(sock)  # the module doc: no reset, so no lost PUBACKs
+        super()._sock_close()
+
     def _sock_recv(self, bufsize: int) -> bytes:
         if self._inbox_at >= len(self._inbox):
             data = super()._sock_recv(max(bufsize, READ_CHUNK))  # BlockingIOError as paho's
@@ -199,6 +215,19 @@ class _RotatingClient(mqtt.Client):
             self._last_bytes_received = time.monotonic()
         handler(publishes)
         return True
+
+
+def _close_gracefully(sock: Any) -> None:
+    """Half-close ``sock`` (FIN after everything written) and read until the peer closes."""
+    deadline = time.monotonic() + CLOSE_DRAIN_S
+    try:
+        sock.shutdown(socket.SHUT_WR)
+        while (left := deadline - time.monotonic()) > 0:
+            readable, _, _ = select.select([sock], [], [], left)
+            if readable and not sock.recv(READ_CHUNK):
+                return  # the broker closed its side: nothing is reset
+    except (OSError, ValueError):
+        return  # already gone: the close that follows is all there is to do
 
 
 def publish_of(message: mqtt.MQTTMessage) -> Publish:
