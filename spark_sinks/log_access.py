@@ -158,8 +158,9 @@ def read_range(
 
 def to_arrow(records: Sequence[ConsumerRecord], include_headers: bool) -> pa.RecordBatch:
     """One column per field, built from the transposed records."""
-    topics, partitions, offsets, timestamps, keys, values, headers = zip(*records, strict=True)
-    n = len(records)
+    topics, partitions, offsets, timestamps, keys, values, headers, types = zip(
+        *records, strict=True
+    )
     columns = [
         pa.array(keys, pa.binary()),
         pa.array(values, pa.binary()),
@@ -169,7 +170,7 @@ def to_arrow(records: Sequence[ConsumerRecord], include_headers: bool) -> pa.Rec
         pa.array(timestamps, pa.int64())
         .cast(pa.timestamp("ms", tz="UTC"))
         .cast(pa.timestamp("us", tz="UTC")),
-        pa.repeat(pa.scalar(0, pa.int32()), n),  # CreateTime: the client does not report it
+        pa.array(types, pa.int32()),  # 0 CreateTime, 1 LogAppendTime
     ]
     names = [name for name, _, _ in COLUMNS]
     if include_headers:

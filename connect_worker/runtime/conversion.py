@@ -217,8 +217,10 @@ class RecordConverters:
         count = len(run)
         topic, partition = run[0][0], run[0][1]
         # One transposition in C (every row has the same 7 fields: strict checks cost 2x).
-        _, _, offsets, timestamps, raw_keys, raw_values, raw_headers = zip(*run, strict=False)
-        if any(raw_headers):
+        _, _, offsets, timestamps, raw_keys, raw_values, raw_headers, timestamp_types = zip(
+            *run, strict=False
+        )
+        if any(raw_headers) or timestamp_types.count(timestamp_types[0]) != count:
             return None
         try:
             if raw_keys.count(None) == count:
@@ -234,13 +236,15 @@ class RecordConverters:
             timestamps = tuple(t if t >= 0 else None for t in timestamps)
         return build_sink_records(
             topic, partition, keys, values, key_schemas, value_schemas, timestamps, offsets,
-            (), TimestampType.CREATE_TIME,
+            (), _TIMESTAMP_TYPES[timestamp_types[0]],
         )
 
     def to_sink_record(self, record: ConsumerRecord) -> SinkRecord:
         """The SinkRecord a consumed record stands for (before transforms)."""
         # One unpack: a NamedTuple's fields are properties, each access a call.
-        topic, partition, offset, timestamp, raw_key, raw_value, raw_headers = record
+        topic, partition, offset, timestamp, raw_key, raw_value, raw_headers, timestamp_type = (
+            record
+        )
         try:
             key_schema, key = self.key.to_connect(topic, raw_key)
         except Exception as exc:
@@ -266,8 +270,12 @@ class RecordConverters:
             headers=headers,
             timestamp=timestamp if timestamp >= 0 else None,
             kafka_offset=offset,
+            timestamp_type=_TIMESTAMP_TYPES[timestamp_type],
         )
 
+
+#: Kafka's timestamp type ids (a ConsumerRecord's ``timestamp_type``) as the sink API names them.
+_TIMESTAMP_TYPES = {0: TimestampType.CREATE_TIME, 1: TimestampType.LOG_APPEND_TIME}
 
 _SINK_RECORD_FIELDS = (
     "topic", "partition", "key", "value", "key_schema", "value_schema", "headers",

@@ -310,11 +310,15 @@ class Fetcher:
             return True
         position = state.position or 0
         topic, partition = cf.tp
+        timestamp_type = int(header.timestamp_type)
         # Unpacked, not r.offset etc.: each NamedTuple field access is a call. Built
         # with tuple.__new__: a NamedTuple's own __new__ is a Python call per record.
         new = tuple.__new__
         cf.pending = [
-            new(ConsumerRecord, (topic, partition, offset, timestamp, key, value, headers))
+            new(
+                ConsumerRecord,
+                (topic, partition, offset, timestamp, key, value, headers, timestamp_type),
+            )
             for key, value, headers, timestamp, offset in decoded
             if offset >= position
         ]

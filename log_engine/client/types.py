@@ -24,7 +24,12 @@ class RecordMetadata(NamedTuple):
 
 
 class ConsumerRecord(NamedTuple):
-    """A record returned by ``Consumer.poll``, with its absolute offset."""
+    """A record returned by ``Consumer.poll``, with its absolute offset.
+
+    ``timestamp_type`` is Kafka's: 0 CreateTime (the producer's timestamp), 1
+    LogAppendTime (the broker's, for topics with ``message.timestamp.type=
+    LogAppendTime``).
+    """
 
     topic: str
     partition: int
@@ -33,6 +38,7 @@ class ConsumerRecord(NamedTuple):
     key: bytes | None
     value: bytes | None
     headers: tuple[Header, ...]
+    timestamp_type: int = 0
 
 
 class OffsetAndMetadata(NamedTuple):
