@@ -44,7 +44,7 @@ from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.url import DialectName, parse_url
 
 log = logging.getLogger(__name__)
-IDLE_WAIT_S = 1.0
+IDLE_WAIT_S = 0.5  # longest wait in poll(): a stop returns from poll() well within its grace
 TABLES_KEY = "tables"
 
 
