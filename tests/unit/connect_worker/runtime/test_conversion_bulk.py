@@ -14,7 +14,6 @@ from connect_worker.converters import (
 )
 from connect_worker.runtime.conversion import (
     RecordConverters,
-    _keyword_builder,
     build_sink_records,
 )
 from connect_worker.runtime.error_handling import StageError
@@ -155,12 +154,15 @@ def test_to_sink_records_steps_aside_for_headers_and_bad_values() -> None:
 
 
 def test_sink_records_built_by_slots_equal_the_keyword_constructor() -> None:
-    args = (
-        "t", 1, ["k", None], ["v", b"w"], [STRING, None], [None, STRING], [9, None], [42, 43],
-        (("h", 1),), TimestampType.LOG_APPEND_TIME,
-    )
-    built = build_sink_records(*args)
-    assert built == _keyword_builder(*args)
+    columns = (["k", None], ["v", b"w"], [STRING, None], [None, STRING], [9, None], [42, 43])
+    built = build_sink_records("t", 1, (("h", 1),), TimestampType.LOG_APPEND_TIME, *columns)
+    names = ("key", "value", "key_schema", "value_schema", "timestamp", "kafka_offset")
+    assert built == [
+        SinkRecord(topic="t", partition=1, headers=(("h", 1),),
+                   timestamp_type=TimestampType.LOG_APPEND_TIME,
+                   **dict(zip(names, row, strict=True)))
+        for row in zip(*columns, strict=True)
+    ]
     assert built[0] == SinkRecord(
         topic="t", partition=1, key="k", value="v", key_schema=STRING, headers=(("h", 1),),
         timestamp=9, kafka_offset=42, timestamp_type=TimestampType.LOG_APPEND_TIME,
