@@ -10,7 +10,10 @@ Failures: a row the database refuses (a string into an integer column, a
 NOT NULL or unique violation) rolls the transaction back and raises
 DataError; the runtime then puts the batch one record at a time, so good
 records land and the bad one goes to the dead-letter queue under
-``errors.tolerance=all``. A lost connection raises RetriableError (after
+``errors.tolerance=all``. With ``exactly.once=true``, offsets past records that
+never reached ``put`` (dead-lettered, or dropped by a transform) are stored by
+``pre_commit``, so a restart does not send them to the dead-letter queue again.
+A lost connection raises RetriableError (after
 ``retry.backoff.ms``) and reconnects, up to ``max.retries`` in a row; a missing
 table without ``auto.create``, a wrong password or an unreachable host fail
 the task with the reason in its trace.
@@ -108,6 +111,7 @@ class JdbcSinkTask(SinkTask):
         self._conn: Any = None
         self._writer: SinkWriter | None = None
         self._offsets: OffsetsTable | None = None
+        self._stored: dict[TopicPartition, int] = {}  # next offsets in the offsets table
         self._stopping = threading.Event()
         self._failures = 0
         self._rows = 0
@@ -141,6 +145,7 @@ class JdbcSinkTask(SinkTask):
             return
         self._ensure_connected()
         stored = self._offsets.read(self._conn, partitions)
+        self._stored.update(stored)
         if stored and self.context is not None:
             log.info("JdbcSink resumes from its offsets table: %s", stored)
             self.context.offset(stored)
@@ -151,11 +156,12 @@ class JdbcSinkTask(SinkTask):
         self._ensure_connected()
         writer, conn = self._writer, self._conn
         assert writer is not None
+        next_offsets = _next_offsets(records) if self._offsets is not None else {}
         try:
             self._dialect.begin(conn)
             counts = writer.write(records)
             if self._offsets is not None:
-                self._offsets.write(conn, _next_offsets(records))
+                self._offsets.write(conn, next_offsets)
             conn.commit()
         except Exception as exc:
             self._rollback()
@@ -166,6 +172,7 @@ class JdbcSinkTask(SinkTask):
                 self._retry_later(error)
             raise error from exc
         writer.committed()
+        self._stored.update(next_offsets)
         self._failures = 0
         self._transactions += 1
         self._rows += counts.rows
@@ -201,8 +208,36 @@ class JdbcSinkTask(SinkTask):
             self._close()
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
-        """Rows are committed by put(); with exactly.once the offsets live in the database."""
-        return {} if self._offsets is not None else dict(offsets)
+        """Rows are committed by put(); with exactly.once the offsets live in the database.
+
+        ``offsets`` can be past the last record put: records the runtime sent to the
+        dead-letter queue or a transform dropped never reach ``put``. Those offsets are
+        stored here, in a transaction of their own, so a restart does not handle them
+        again (the dead-letter topic would get them twice).
+        """
+        if self._offsets is None:
+            return dict(offsets)
+        ahead = {tp: o for tp, o in offsets.items() if o > self._stored.get(tp, -1)}
+        if ahead:
+            self._store_offsets(ahead)
+        return {}
+
+    def _store_offsets(self, next_offsets: dict[TopicPartition, int]) -> None:
+        """Write ``next_offsets`` alone; a driver error is retriable (the next commit retries)."""
+        assert self._offsets is not None
+        self._ensure_connected()
+        try:
+            self._dialect.begin(self._conn)
+            self._offsets.write(self._conn, next_offsets)
+            self._conn.commit()
+        except Exception as exc:
+            self._rollback()
+            if not self._dialect.is_driver_error(exc):
+                raise
+            raise RetriableError(
+                str(wrap_error(self._dialect, exc, "storing offsets past skipped records"))
+            ) from exc
+        self._stored.update(next_offsets)
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None

@@ -15,13 +15,14 @@ from collections.abc import Callable
 import pytest
 
 from connectors.api import struct
-from connectors.api.schema import INT64, OPTIONAL_STRING
-from tests.integration.jdbc.helpers import produce_connect, rows, wait_for
+from connectors.api.schema import INT64, OPTIONAL_STRING, STRING
+from tests.integration.jdbc.helpers import produce_connect, rows, topic_size, wait_for
 from tests.support.postgres import PostgresServer
 from tests.support.standalone_process import StandaloneProcess, properties
 
 TOTAL = 20_000
 VALUE = struct(("n", INT64), ("text", OPTIONAL_STRING))
+POISON = struct(("n", STRING), ("text", OPTIONAL_STRING))  # "n" is a bigint column
 
 
 @pytest.mark.slow
@@ -54,3 +55,37 @@ def test_sigkill_mid_stream_then_restart_writes_each_row_once(
     stored = rows(postgres, pg_database,
                   "SELECT topic, kafka_partition, next_offset FROM __sluice_jdbc_offsets")
     assert stored == [("events", 0, TOTAL)]
+
+
+@pytest.mark.slow
+def test_a_dead_lettered_last_record_is_not_dead_lettered_again_after_restart(
+    fresh_worker: Callable[..., StandaloneProcess], postgres: PostgresServer, pg_database: str,
+) -> None:
+    """The poison record is the topic's last: put() never stores its offset, pre_commit does."""
+    with postgres.connect(pg_database) as conn:
+        conn.execute("CREATE TABLE events (n bigint, text text)")
+    worker = fresh_worker(**{"offset.flush.interval.ms": "200"}).start()
+    produce_connect(worker, "events", [
+        *((None, None, VALUE, {"n": i, "text": f"row {i}"}) for i in range(10)),
+        (None, None, POISON, {"n": "not a number", "text": "poison"}),
+    ])
+    worker.write_pipeline("eo", properties(
+        name="eo", connector_class="JdbcSink", topics="events",
+        connection_url=postgres.url(pg_database), **{
+            "exactly.once": "true", "value.converter": "JsonConverter",
+            "key.converter": "JsonConverter", "errors.tolerance": "all",
+            "errors.deadletterqueue.topic.name": "events-dlq",
+            "errors.deadletterqueue.topic.replication.factor": "1",
+        },
+    ))
+    stored = "SELECT next_offset FROM __sluice_jdbc_offsets"
+    wait_for(lambda: topic_size(worker, "events-dlq") == 1, "the poison record in the DLQ")
+    wait_for(lambda: rows(postgres, pg_database, stored) == [(11,)],
+             "the offset past the poison record in the offsets table")
+    worker.stop(signal.SIGKILL)
+    worker.start()
+    produce_connect(worker, "events", [(None, None, VALUE, {"n": 10, "text": "after"})])
+    count = "SELECT count(*), count(DISTINCT n) FROM events"
+    wait_for(lambda: rows(postgres, pg_database, count) == [(11, 11)], "the record after restart")
+    assert topic_size(worker, "events-dlq") == 1, "the poison record was dead-lettered twice"
+    assert rows(postgres, pg_database, stored) == [(12,)]
