@@ -10,6 +10,10 @@ database itself can move). It also times each half alone (source to the log;
 log to the sink) to tell where the time goes, as microseconds per row, and the
 value converter alone on the same rows (its share of each half).
 
+``worker_cpu_us_per_row``: the in-process worker's CPU time (all its threads,
+user + system) over the end-to-end run, per row: a figure the machine's noise
+moves much less than the rates.
+
 ``two_workers_rows_s``: the same pipeline split over two ``sluice
 standalone`` processes on the same broker, the source in one and the sink in
 the other (how a deployment gets past one interpreter's lock: each worker's
@@ -187,13 +191,14 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
     dst = server.create_database("dst")
     herder = make_herder(workdir, broker, "e2e")
     try:
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         herder.put_connector_config("sink", sink_config(server, dst, "e2e-orders"),
                                     allow_replace=False)
         herder.put_connector_config("source", source_config(server, src, "e2e-"),
                                     allow_replace=False)
         wait_until(lambda: count_rows(server, dst) >= count, "the end-to-end rows")
         end_to_end = time.perf_counter() - started
+        worker_cpu = time.process_time() - cpu_started
     finally:
         herder.stop()
     # The halves: the source alone into a fresh topic, then a sink alone from that topic.
@@ -214,7 +219,8 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
     finally:
         herder.stop()
     log_s = log_only(broker, "half-orders", count)
-    return {"end_to_end_s": end_to_end, "source_s": source_s, "sink_s": sink_s, "log_s": log_s}
+    return {"end_to_end_s": end_to_end, "worker_cpu_s": worker_cpu, "source_s": source_s,
+            "sink_s": sink_s, "log_s": log_s}
 
 
 def two_workers(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: str,
@@ -302,6 +308,7 @@ def run(count: int) -> dict[str, Any]:
         "rows": count,
         "end_to_end_rows_s": round(e2e_rate),
         "end_to_end_s": round(result["end_to_end_s"], 2),
+        "worker_cpu_us_per_row": round(result["worker_cpu_s"] / count * 1e6, 2),
         "copy_baseline_rows_s": round(copy_rate),
         "ratio": round(e2e_rate / copy_rate, 3),
         "goal_ratio": 0.3,
