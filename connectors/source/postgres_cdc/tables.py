@@ -153,7 +153,12 @@ class Table:
 
     def key_only_row(self, values: Sequence[Any]) -> dict[str, Any]:
         """A 'K' old tuple (replica identity columns only): the other columns are null,
-        or their type's zero value where the schema requires a value."""
+        or their type's zero value where the schema requires a value.
+
+        That is Debezium's rule too: its value converters give a required column
+        with no value the schema's default, else a fallback zero of the type. Our
+        schemas carry no column defaults, so it is always the zero here.
+        """
         row = self.row(values)
         for name, zero in self._zeros:
             if row[name] is None:
