@@ -12,7 +12,10 @@ value converter alone on the same rows (its share of each half).
 
 ``worker_cpu_us_per_row``: the in-process worker's CPU time (all its threads,
 user + system) over the end-to-end run, per row: a figure the machine's noise
-moves much less than the rates.
+moves much less than the rates. ``broker_cpu_us_per_row`` is the broker
+process's, ``machine_cpu_us_per_row`` every process's (worker, broker,
+PostgreSQL, anything else running): at 2 cores, the rate can not pass
+2 s / that figure.
 
 ``two_workers_rows_s``: the same pipeline split over two ``sluice
 standalone`` processes on the same broker, the source in one and the sink in
@@ -33,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -86,6 +90,23 @@ def copy_baseline(server: PostgresServer, src: str, count: int) -> float:
     with server.connect(target) as conn:
         assert conn.execute("SELECT count(*) FROM orders").fetchone() == (count,)
     return elapsed
+
+
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * _TICK_S
+
+
+def machine_busy_s() -> float:
+    """CPU seconds all processes of the machine have used so far (every core)."""
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
+    )
+    return (user + nice + system + irq + softirq + steal) * _TICK_S
 
 
 def count_rows(server: PostgresServer, db: str) -> int:
@@ -192,6 +213,8 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
     herder = make_herder(workdir, broker, "e2e")
     try:
         started, cpu_started = time.perf_counter(), time.process_time()
+        assert broker.process is not None
+        broker_started, machine_started = process_cpu_s(broker.process.pid), machine_busy_s()
         herder.put_connector_config("sink", sink_config(server, dst, "e2e-orders"),
                                     allow_replace=False)
         herder.put_connector_config("source", source_config(server, src, "e2e-"),
@@ -199,6 +222,8 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
         wait_until(lambda: count_rows(server, dst) >= count, "the end-to-end rows")
         end_to_end = time.perf_counter() - started
         worker_cpu = time.process_time() - cpu_started
+        broker_cpu = process_cpu_s(broker.process.pid) - broker_started
+        machine_cpu = machine_busy_s() - machine_started
     finally:
         herder.stop()
     # The halves: the source alone into a fresh topic, then a sink alone from that topic.
@@ -219,7 +244,8 @@ def pipeline(workdir: Path, server: PostgresServer, broker: BrokerProcess, src: 
     finally:
         herder.stop()
     log_s = log_only(broker, "half-orders", count)
-    return {"end_to_end_s": end_to_end, "worker_cpu_s": worker_cpu, "source_s": source_s,
+    return {"end_to_end_s": end_to_end, "worker_cpu_s": worker_cpu, "broker_cpu_s": broker_cpu,
+            "machine_cpu_s": machine_cpu, "source_s": source_s,
             "sink_s": sink_s, "log_s": log_s}
 
 
@@ -309,6 +335,8 @@ def run(count: int) -> dict[str, Any]:
         "end_to_end_rows_s": round(e2e_rate),
         "end_to_end_s": round(result["end_to_end_s"], 2),
         "worker_cpu_us_per_row": round(result["worker_cpu_s"] / count * 1e6, 2),
+        "broker_cpu_us_per_row": round(result["broker_cpu_s"] / count * 1e6, 2),
+        "machine_cpu_us_per_row": round(result["machine_cpu_s"] / count * 1e6, 2),
         "copy_baseline_rows_s": round(copy_rate),
         "ratio": round(e2e_rate / copy_rate, 3),
         "goal_ratio": 0.3,
