@@ -14,7 +14,9 @@ waits (:meth:`wait_for_memory`, or an asyncio event in the async producer).
 Ordering: a partition whose batch failed and is waiting for a retry sends only
 that batch until it succeeds ("muted"), so retries keep the records' order when
 sequence numbers are used; with one in-flight request per connection a
-partition is muted whenever it has a batch in flight, as in Kafka.
+partition is muted whenever it has a batch in flight, as in Kafka. The pieces
+of a batch split after the broker refused it as too large take its place at
+the head of the queue, the same way.
 """
 
 from __future__ import annotations
@@ -343,6 +345,54 @@ class RecordAccumulator:
                     index += 1
                 self._retrying.add(batch.tp)
             dq.insert(index, batch)
+
+    def split_and_reenqueue(self, batch: ProducerBatch, pieces: list[ProducerBatch]) -> None:
+        """Queue the pieces of a batch refused as too large where the batch was, in order.
+
+        A split batch (no parent) stays incomplete, holding its memory, until its pieces
+        resolve it; a piece split again is replaced by its own pieces.
+        """
+        with self._lock:
+            self._finish_flight(batch)
+            if batch.parent is not None:
+                self.incomplete.discard(batch)
+            self.incomplete.update(pieces)
+            dq = self._batches.setdefault(batch.tp.topic, {}).setdefault(
+                batch.tp.partition, deque()
+            )
+            first = pieces[0]
+            index = 0
+            if first.base_sequence >= 0:
+                while index < len(dq) and 0 <= dq[index].base_sequence < first.base_sequence:
+                    index += 1
+                self._retrying.add(batch.tp)
+            else:  # no sequences: behind older batches (retries), ahead of newer ones
+                while index < len(dq) and dq[index].created_monotonic < first.created_monotonic:
+                    index += 1
+            for offset, piece in enumerate(pieces):
+                dq.insert(index + offset, piece)
+
+    def sequenced_after(self, failed: ProducerBatch) -> list[ProducerBatch]:
+        """Unfinished batches of ``failed``'s partition stamped after it (same producer id).
+
+        The sender renumbers them when ``failed`` is dropped for good; while any of them is
+        in flight the partition is muted, so the broker's out-of-order answers to those
+        are retried once the renumbered batches are queued in order.
+        """
+        with self._lock:
+            later = [
+                batch
+                for batch in self.incomplete
+                if batch.tp == failed.tp
+                and batch.split_state is None
+                and batch.sealed
+                and batch.producer_id == failed.producer_id
+                and batch.producer_epoch == failed.producer_epoch
+                and batch.base_sequence > failed.base_sequence
+            ]
+            if self._in_flight.get(failed.tp):
+                self._retrying.add(failed.tp)
+        return later
 
     def finished(self, batch: ProducerBatch) -> None:
         """A batch completed or failed: free its memory and wake blocked callers."""

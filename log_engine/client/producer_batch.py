@@ -6,6 +6,12 @@ future). When the sender takes the batch, :meth:`ProducerBatch.seal` compresses
 the records and prepends the 61-byte header; the producer id, epoch and base
 sequence are stamped once (idempotence) and kept for every retry, so a retried
 batch is byte-for-byte the one first sent.
+
+A sealed batch the broker refused as too large is cut by :meth:`ProducerBatch.split`
+into smaller batches ("pieces", re-encoded with the same codec, in record order).
+The batch keeps its futures and its ``buffer.memory`` reservation; each piece
+reports to it when it completes or fails, and the last one resolves the futures,
+each record with its own offset or error.
 """
 
 from __future__ import annotations
@@ -18,9 +24,9 @@ from log_engine.client.delivery import BatchOutcome, DeliveryFuture, SegmentFutu
 from log_engine.client.types import Header, RecordMetadata, TopicPartition
 from log_engine.invariants import check
 from log_engine.records import BATCH_HEADER_SIZE
-from log_engine.records.batch import assemble_batch
-from log_engine.records.compression import Compression, compress
-from log_engine.records.varint import write_varint
+from log_engine.records.batch import assemble_batch, read_header
+from log_engine.records.compression import Compression, compress, decompress
+from log_engine.records.varint import read_varint, read_varlong, write_varint
 
 # Upper bound of the bytes a record adds beyond key, value and headers.
 RECORD_OVERHEAD_MAX = 5 + 1 + 10 + 5 + 5 + 5 + 5
@@ -37,6 +43,7 @@ def _zigzag_bytes(value: int) -> bytes:
 _ZIGZAG = [_zigzag_bytes(n) for n in range(_TABLE_SIZE)]
 _NULL = b"\x01"  # zigzag -1
 _ZERO = b"\x00"
+_SEQUENCE_MASK = 2**31 - 1
 
 
 def _varint(value: int) -> bytes:
@@ -115,10 +122,13 @@ class ProducerBatch:
         "limit_bytes",
         "max_timestamp",
         "outcome",
+        "parent",
+        "parent_first",
         "producer_epoch",
         "producer_id",
         "reserved_bytes",
         "retry_at_monotonic",
+        "split_state",
         "timestamps",
         "tp",
         "wire",
@@ -147,6 +157,9 @@ class ProducerBatch:
         self.done = False
         self.closed = False  # taken out of the accumulator: no more appends
         self.outcome: BatchOutcome | None = None  # created with the first sync future
+        self.parent: ProducerBatch | None = None  # a piece of a split batch: the batch
+        self.parent_first = 0  # a piece: the index of its first record in the parent
+        self.split_state: _SplitState | None = None  # a split batch: its pieces' results
 
     @property
     def size_bytes(self) -> int:
@@ -366,6 +379,9 @@ class ProducerBatch:
         if self.done:
             return
         self.done = True
+        if self.parent is not None:
+            self.parent._piece_done(self, base_offset, log_append_time, None)
+            return
         if self.outcome is not None:  # futures of the sync producer
             self.outcome.base_offset = base_offset
             self.outcome.log_append_time = log_append_time
@@ -383,9 +399,175 @@ class ProducerBatch:
         if self.done:
             return
         self.done = True
+        if self.parent is not None:
+            self.parent._piece_done(self, -1, -1, exc)
+            return
         if self.outcome is not None:
             DeliveryFuture.finish_all(self.outcome, self.futures, exc)
             return
         for future in self.futures:
             if not future.done():
                 future.set_exception(exc)
+
+    # -- splitting a batch the broker refused as too large -------------------------------
+
+    def records_bytes(self) -> bytes:
+        """The encoded records, uncompressed (also once sealed)."""
+        if self.wire is None:
+            return bytes(self._records)
+        codec = read_header(self.wire).compression
+        return decompress(codec, memoryview(self.wire)[BATCH_HEADER_SIZE:])
+
+    def split(self, limit_bytes: int | None) -> list[ProducerBatch]:
+        """Cut this sealed batch into sealed batches of at most ``limit_bytes``, in order.
+
+        Sizes count the header and the uncompressed records; a piece holds at least one
+        record. Without a limit, or when the limit would not cut the batch (compression
+        made it larger than its records), the records are halved, so every split makes
+        progress. Pieces keep the codec, the creation time (``delivery.timeout.ms``) and,
+        with sequence numbers, the producer id and this batch's sequence range in turn:
+        the broker refused the batch, so it still expects its first sequence. Results
+        gather in the batch first split (the pieces' ``parent``); this batch is replaced.
+        """
+        check(self.wire is not None and self.count > 1, "splitting an unsealed 1-record batch")
+        assert self.wire is not None
+        codec = Compression(read_header(self.wire).compression)
+        data = self.records_bytes()
+        if limit_bytes is None or BATCH_HEADER_SIZE + len(data) <= limit_bytes:
+            limit_bytes = BATCH_HEADER_SIZE + len(data) // 2
+        root = self if self.parent is None else self.parent
+        pieces = []
+        for start, count, records in _cut(data, self.count, limit_bytes - BATCH_HEADER_SIZE):
+            piece = ProducerBatch(self.tp, self.base_timestamp, self.limit_bytes, 0)
+            piece._records = records
+            piece.count = count
+            piece.parent = root
+            piece.parent_first = self.parent_first + start
+            piece.timestamps = root.timestamps[piece.parent_first : piece.parent_first + count]
+            piece.max_timestamp = max(piece.timestamps)
+            piece.created_monotonic = self.created_monotonic
+            piece.attempts = self.attempts
+            piece.closed = True
+            sequence = -1
+            if self.base_sequence >= 0:
+                sequence = (self.base_sequence + start) & _SEQUENCE_MASK
+            piece.seal(codec, self.producer_id, self.producer_epoch, sequence)
+            pieces.append(piece)
+        if root is self:
+            self.split_state = _SplitState(self.count, len(pieces))
+        else:
+            assert root.split_state is not None
+            root.split_state.pending += len(pieces) - 1
+            self.done = True  # its pieces report to the root instead
+        self.wire = None
+        return pieces
+
+    def _piece_done(
+        self, piece: ProducerBatch, base_offset: int, log_append_time: int,
+        exc: BaseException | None,
+    ) -> None:
+        """Record a piece's result; the last one resolves this (split) batch's futures."""
+        state = self.split_state
+        assert state is not None
+        first, count = piece.parent_first, piece.count
+        if exc is not None:
+            state.errors[first : first + count] = [exc] * count
+        else:
+            if base_offset >= 0:
+                state.offsets[first : first + count] = range(base_offset, base_offset + count)
+            state.append_times[first : first + count] = [log_append_time] * count
+        state.pending -= 1
+        if state.pending == 0:
+            self._resolve_split(state)
+
+    def _resolve_split(self, state: _SplitState) -> None:
+        self.done = True
+        if self.outcome is None:  # one asyncio future per record
+            topic, partition = self.tp
+            for index, future in enumerate(self.futures):
+                exc = state.errors[index]
+                if future.done():
+                    continue
+                if exc is not None:
+                    future.set_exception(exc)
+                    continue
+                stamp = state.append_times[index]
+                stamp = stamp if stamp >= 0 else self.timestamps[index]
+                future.set_result(RecordMetadata(topic, partition, state.offsets[index], stamp))
+            return
+        outcome = _SplitOutcome(self.outcome, state)
+        delivered: list[Any] = []
+        failed: dict[int, tuple[BaseException, list[Any]]] = {}
+        for future in self.futures:
+            # A future reads its RecordMetadata from its outcome: give it per-record offsets.
+            future._outcome = outcome
+            start = future._index
+            stop = start + getattr(future, "record_count", 1)  # a SegmentFuture's run
+            exc = next((e for e in state.errors[start:stop] if e is not None), None)
+            if exc is None:
+                delivered.append(future)
+            else:
+                failed.setdefault(id(exc), (exc, []))[1].append(future)
+        DeliveryFuture.finish_all(outcome, delivered, None)
+        for exc, futures in failed.values():
+            DeliveryFuture.finish_all(outcome, futures, exc)
+
+
+class _SplitState:
+    """What became of a split batch's records: offset, append time or error per record."""
+
+    __slots__ = ("append_times", "errors", "offsets", "pending")
+
+    def __init__(self, count: int, pending: int) -> None:
+        self.offsets = [-1] * count
+        self.append_times = [-1] * count
+        self.errors: list[BaseException | None] = [None] * count
+        self.pending = pending  # pieces not yet completed or failed
+
+
+class _SplitOutcome(BatchOutcome):
+    """The outcome of a split batch's futures: its pieces landed at separate offsets."""
+
+    __slots__ = ("append_times", "offsets")
+
+    def __init__(self, outcome: BatchOutcome, state: _SplitState) -> None:
+        super().__init__(outcome.tp, outcome.timestamps)
+        self.condition = outcome.condition  # the one the futures already wait on
+        self.offsets = state.offsets
+        self.append_times = state.append_times
+
+    def metadata(self, index: int) -> RecordMetadata:
+        stamp = self.append_times[index]
+        stamp = stamp if stamp >= 0 else self.timestamps[index]
+        return RecordMetadata(self.tp.topic, self.tp.partition, self.offsets[index], stamp)
+
+
+def _cut(data: bytes, count: int, room: int) -> list[tuple[int, int, bytearray]]:
+    """Re-encode ``count`` records into runs of at most ``room`` bytes (one record at least).
+
+    Returns ``(first index, count, records)`` per run; offset deltas restart at 0 in each
+    run, timestamp deltas stay (a piece keeps its batch's base timestamp).
+    """
+    runs: list[tuple[int, int, bytearray]] = []
+    records = bytearray()
+    start = local = pos = 0
+    for index in range(count):
+        length, body = read_varint(data, pos)
+        pos = body + length
+        _, after_timestamp = read_varlong(data, body + 1)  # after the attributes byte
+        _, after_offset = read_varint(data, after_timestamp)
+        head, tail = data[body:after_timestamp], data[after_offset:pos]
+        record = _record(head, local, tail)
+        if local and len(records) + len(record) > room:
+            runs.append((start, local, records))
+            records, start, local = bytearray(), index, 0
+            record = _record(head, 0, tail)
+        records += record
+        local += 1
+    runs.append((start, local, records))
+    return runs
+
+
+def _record(head: bytes, offset_delta: int, tail: bytes) -> bytes:
+    body = b"".join((head, _varint(offset_delta), tail))
+    return _varint(len(body)) + body

@@ -17,6 +17,14 @@ stamps each batch, when first drained, with the partition's next sequence
 number; retries resend the same bytes, so the broker drops duplicates. When
 sequence state is lost (unknown producer id, a sequence gap after an expired
 batch) the sender takes a new producer id and restarts the sequences.
+
+A batch of several records refused as too large (MESSAGE_TOO_LARGE,
+RECORD_LIST_TOO_LARGE) is split, as Kafka's producer does, into batches within
+the limit the broker names (``max.message.bytes=N`` in its message; halves
+otherwise), queued at the head of its partition in record order, with the
+batch's own sequence numbers. A single record still too large fails with an
+error naming the partition, its size and the limit; with idempotence, the
+batches stamped after it are renumbered to close the gap it leaves.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from typing import Any
 
@@ -35,6 +44,7 @@ from log_engine.client.producer_batch import ProducerBatch
 from log_engine.client.types import TopicPartition
 from log_engine.protocol import ApiKey
 from log_engine.protocol.error_codes import ErrorCode
+from log_engine.protocol.errors import RecordListTooLargeError
 from log_engine.records.compression import Compression
 
 log = logging.getLogger(__name__)
@@ -47,6 +57,8 @@ _PRODUCER_STATE_ERRORS = frozenset(
         ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
     }
 )
+_TOO_LARGE = frozenset({ErrorCode.MESSAGE_TOO_LARGE, RecordListTooLargeError.errno})
+_LIMIT = re.compile(r"max\.message\.bytes=(\d+)")  # how our broker states its limit
 
 
 class Sender:
@@ -235,12 +247,57 @@ class Sender:
             self._complete(batch, part["base_offset"], part.get("log_append_time_ms", -1))
         elif code == ErrorCode.DUPLICATE_SEQUENCE_NUMBER:
             self._complete(batch, -1, -1)  # written by an earlier attempt
+        elif code in _TOO_LARGE:
+            self._too_large(batch, code, part.get("error_message") or "")
         else:
             message = part.get("error_message") or ""
             exc = errors.kafka_error(code, f"producing to {batch.tp}: {message}".rstrip(": "))
             if code in errors.METADATA_ERRORS:
                 self._cluster.request_refresh()
             self._retry_or_fail(batch, code, exc)
+
+    def _too_large(self, batch: ProducerBatch, code: int, message: str) -> None:
+        """Split a refused batch of several records; fail a single record with the reason."""
+        match = _LIMIT.search(message)
+        limit = int(match.group(1)) if match else None
+        partition = f"{batch.tp.topic}-{batch.tp.partition}"
+        if batch.count > 1:
+            size = len(batch.wire or b"")
+            pieces = batch.split(limit)
+            log.info(
+                "%s: the broker refused a batch of %d records (%d bytes) as too large (%s); "
+                "split in %d",
+                partition, batch.count, size, message, len(pieces),
+            )
+            self._acc.split_and_reenqueue(batch, pieces)
+            return
+        record_bytes = len(batch.records_bytes())
+        where = (
+            f"the topic's max.message.bytes={limit}"
+            if limit is not None
+            else "the broker's message.max.bytes / the topic's max.message.bytes"
+        )
+        exc = errors.kafka_error(
+            code,
+            f"producing to {partition}: a record of {record_bytes} bytes exceeds {where}"
+            + (f" (broker: {message})" if message else ""),
+        )
+        if self._idempotent:
+            self._close_sequence_gap(batch)
+        self._finish(batch, exc)
+
+    def _close_sequence_gap(self, failed: ProducerBatch) -> None:
+        """Renumber the batches stamped after ``failed``: the broker never took its range."""
+        if failed.base_sequence < 0 or (failed.producer_id, failed.producer_epoch) != (
+            self._producer_id,
+            self._producer_epoch,
+        ):
+            return  # stamped under an older producer id: the sequences restarted anyway
+        for batch in self._acc.sequenced_after(failed):
+            sequence = (batch.base_sequence - failed.count) & _SEQUENCE_MAX
+            batch.seal(self._compression, self._producer_id, self._producer_epoch, sequence)
+        tp = failed.tp
+        self._next_sequence[tp] = (self._next_sequence.get(tp, 0) - failed.count) & _SEQUENCE_MAX
 
     def _retry_or_fail(self, batch: ProducerBatch, code: int, exc: BaseException) -> None:
         now = time.monotonic()
@@ -270,12 +327,17 @@ class Sender:
 
     def _complete(self, batch: ProducerBatch, base_offset: int, log_append_time: int) -> None:
         batch.complete(base_offset, log_append_time)
-        self._acc.finished(batch)
-        self._on_batch_done()
+        self._finished(batch)
 
     def _finish(self, batch: ProducerBatch, exc: BaseException) -> None:
         batch.fail(exc)
+        self._finished(batch)
+
+    def _finished(self, batch: ProducerBatch) -> None:
         self._acc.finished(batch)
+        parent = batch.parent
+        if parent is not None and parent.done:  # the last piece of a split batch
+            self._acc.finished(parent)
         self._on_batch_done()
 
     # -- idempotence ---------------------------------------------------------------------
