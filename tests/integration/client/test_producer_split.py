@@ -8,6 +8,7 @@ while the records around it land. With and without idempotence, and with lz4.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
 import uuid
@@ -16,7 +17,14 @@ from collections.abc import Iterator
 import pytest
 
 from connect_worker.runtime.task_factory import PRODUCER_DEFAULTS
-from log_engine.client import SyncAdmin, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import (
+    Producer,
+    RecordMetadata,
+    SyncAdmin,
+    SyncConsumer,
+    SyncProducer,
+    TopicPartition,
+)
 from log_engine.client.admin_types import NewTopic
 from log_engine.client.errors import KafkaError
 from log_engine.protocol.error_codes import ErrorCode
@@ -182,3 +190,25 @@ def test_send_many_run_holding_a_record_too_large_fails_and_the_rest_lands(
         else:
             assert len(future.result(timeout=0)) == stop - start
     assert [v for _, v in _read_all(broker, topic)] == values[:150] + values[151:]
+
+
+def test_the_asyncio_producer_gets_each_records_own_result(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    topic = _topic(broker, topic_name)
+    values = _values(1000, seed=7)
+    values[500] = b"big:" + bytes(30000)
+
+    async def produce() -> list[asyncio.Future[RecordMetadata]]:
+        config = {"bootstrap.servers": broker.bootstrap, **PRODUCER_DEFAULTS}
+        async with Producer(config) as producer:
+            futures = [await producer.send(topic, value) for value in values]
+            await producer.flush()
+        return futures
+
+    futures = asyncio.run(produce())
+    error = futures[500].exception()
+    assert isinstance(error, KafkaError) and error.errno == ErrorCode.MESSAGE_TOO_LARGE
+    offsets = [f.result().offset for n, f in enumerate(futures) if n != 500]
+    assert offsets == list(range(999))
+    assert [v for _, v in _read_all(broker, topic)] == values[:500] + values[501:]
