@@ -10,6 +10,14 @@
     endingOffsets            earliest | latest | JSON (batch only)                -1 latest)
     maxOffsetsPerTrigger     streaming: at most this many records per micro-batch
     includeHeaders           true: add the ``headers`` column
+    failOnDataLoss           true (default): fail the query when offsets it must read are gone
+                             from the log; false: warn and read on from what is left
+
+Data is lost when a partition's earliest offset (moved by retention or
+DeleteRecords) is above an offset the query must read (an explicit
+startingOffsets offset, a streaming query's checkpointed position, a range an
+executor is reading), or when a partition being read was deleted.
+:class:`spark_sinks.log_access.DataLoss` applies the option.
 
 Parsing is pure Python (no pyspark), so it is unit-tested without a session.
 """
@@ -63,6 +71,7 @@ class SourceOptions:
     ending: OffsetBound = OffsetBound(LATEST)
     max_offsets_per_trigger: int | None = None
     include_headers: bool = False
+    fail_on_data_loss: bool = True
 
     @classmethod
     def parse(cls, options: Mapping[str, str], *, streaming: bool) -> SourceOptions:
@@ -109,9 +118,8 @@ class SourceOptions:
                 raise ConfigError(
                     f"maxOffsetsPerTrigger: must be a positive integer, not {limit!r}"
                 )
-        headers = opts.get("includeheaders", "false").strip().lower()
-        if headers not in ("true", "false"):
-            raise ConfigError(f"includeHeaders: true or false, not {headers!r}")
+        headers = _parse_bool("includeHeaders", opts.get("includeheaders", "false"))
+        fail_on_data_loss = _parse_bool("failOnDataLoss", opts.get("failondataloss", "true"))
         return cls(
             bootstrap=bootstrap,
             topics=topics,
@@ -120,8 +128,16 @@ class SourceOptions:
             starting=starting,
             ending=ending,
             max_offsets_per_trigger=max_offsets,
-            include_headers=headers == "true",
+            include_headers=headers,
+            fail_on_data_loss=fail_on_data_loss,
         )
+
+
+def _parse_bool(name: str, text: str) -> bool:
+    word = text.strip().lower()
+    if word not in ("true", "false"):
+        raise ConfigError(f"{name}: true or false, not {text!r}")
+    return word == "true"
 
 
 def parse_bound(name: str, text: str) -> OffsetBound:

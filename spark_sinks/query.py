@@ -2,7 +2,7 @@
 
 ::
 
-    readStream.format("sluice") (topics, earliest, maxOffsetsPerTrigger)
+    readStream.format("sluice") (topics, earliest, maxOffsetsPerTrigger, failOnDataLoss)
         -> parse values (value.format: json with value.schema or an inferred schema; raw)
         -> view `records` -> spark.sql (optional)
         -> writeStream: parquet/json/csv/orc to output.path (partitioned), or jdbc per batch
@@ -58,7 +58,10 @@ def _metadata() -> list[Column]:
 
 
 def source_options(config: SparkSinkConfig) -> dict[str, str]:
-    options = {"bootstrap.servers": config.bootstrap_servers}
+    options = {
+        "bootstrap.servers": config.bootstrap_servers,
+        "failOnDataLoss": "true" if config.fail_on_data_loss else "false",
+    }
     if config.topics.strip():
         options["subscribe"] = config.topics
     else:

@@ -3,6 +3,8 @@
 ``topics``/``topics.regex`` are every sink's keys; the Spark query reads them
 itself through the ``sluice`` data source. ``spark.conf.<key>=<value>`` pass
 through to the session (e.g. ``spark.conf.spark.executor.memory=2g``).
+``starting.offsets``, ``max.offsets.per.trigger`` and ``fail.on.data.loss`` become
+the data source's startingOffsets, maxOffsetsPerTrigger and failOnDataLoss.
 """
 
 from __future__ import annotations
@@ -106,6 +108,15 @@ class SparkSinkConfig(PluginConfig):
         "earliest",
         alias="starting.offsets",
         description="Where a new query starts: earliest, latest or per-partition JSON.",
+    )
+    fail_on_data_loss: bool = Field(
+        True,
+        alias="fail.on.data.loss",
+        description=(
+            "The data source's failOnDataLoss: true fails the query when records it must read "
+            "were deleted (retention, DeleteRecords) or a topic vanished; false logs a warning "
+            "and reads on from the earliest offset left."
+        ),
     )
 
     @model_validator(mode="after")

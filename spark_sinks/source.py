@@ -18,6 +18,16 @@ committed micro-batch ended: with a file sink, exactly-once. Read limits
 ``trigger(availableNow=True)`` (the reader mixes in SupportsTriggerAvailableNow
 and stops at the log end offsets seen when the query started).
 
+Lost data, as Spark's Kafka source (``failOnDataLoss``, default true: fail;
+false: warn and read on): a batch read's explicit startingOffsets below a
+partition's earliest offset; a micro-batch whose start (the checkpointed
+position) is below the earliest now (found when the batch is planned, so a
+failed batch is planned again from the same checkpoint after the option
+changes); a partition that no longer exists (found when the next batch's end
+is chosen; false drops it from the offsets, and a re-created topic is then
+read from its beginning as a new one); records removed between planning and
+reading (found by the executor, :func:`~spark_sinks.log_access.read_range`).
+
 This module imports pyspark; import it only where Spark is used.
 """
 
@@ -46,7 +56,7 @@ from pyspark.sql.streaming.datasource import (
 from pyspark.sql.types import StructType
 
 from log_engine.client import TopicPartition
-from spark_sinks.log_access import LogMetadata, read_range, spark_ddl
+from spark_sinks.log_access import DataLoss, LogMetadata, read_range, spark_ddl
 from spark_sinks.options import (
     PartitionOffsets,
     SourceOptions,
@@ -116,6 +126,13 @@ def _ranges(start: PartitionOffsets, end: PartitionOffsets) -> list[OffsetRange]
     return ranges
 
 
+def _nested(offsets: dict[TopicPartition, int]) -> PartitionOffsets:
+    out: PartitionOffsets = {}
+    for tp, offset in offsets.items():
+        out.setdefault(tp.topic, {})[tp.partition] = offset
+    return out
+
+
 def _read(options: SourceOptions, part: OffsetRange) -> Iterator[pa.RecordBatch]:
     yield from read_range(
         options.bootstrap,
@@ -124,6 +141,7 @@ def _read(options: SourceOptions, part: OffsetRange) -> Iterator[pa.RecordBatch]
         part.start,
         part.end,
         options.include_headers,
+        DataLoss(options.fail_on_data_loss),
     )
 
 
@@ -137,7 +155,8 @@ class SluiceBatchReader(DataSourceReader):
         meta = LogMetadata(self.options)
         try:
             tps = meta.partitions()
-            start = meta.resolve(self.options.starting, tps)
+            loss = DataLoss(self.options.fail_on_data_loss)
+            start = meta.resolve(self.options.starting, tps, loss)
             end = meta.resolve(self.options.ending, tps)
         finally:
             meta.close()
@@ -165,7 +184,7 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def initialOffset(self) -> dict:
         meta = self._metadata()
-        return to_checkpoint(meta.resolve(self.options.starting, meta.partitions()))
+        return to_checkpoint(meta.resolve(self.options.starting, meta.partitions(), self._loss()))
 
     def getDefaultReadLimit(self) -> ReadLimit:
         limit = self.options.max_offsets_per_trigger
@@ -175,23 +194,53 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._target = self._latest()
 
     def latestOffset(self, start: dict, limit: ReadLimit) -> dict:
+        meta = self._metadata()
         begin = from_checkpoint(start)
-        latest = self._target if self._target is not None else self._latest()
+        current = meta.partitions(existing_only=True)
+        self._drop_gone(begin, set(current))
+        earliest, now = meta.bounds(current)
+        if self._target is None:
+            latest = _nested(now)
+        else:  # availableNow: the target, less partitions gone since
+            latest = {
+                t: {p: o for p, o in parts.items() if TopicPartition(t, p) in now}
+                for t, parts in self._target.items()
+            }
+        # Deleted records are not in the budget: each partition counts from its earliest.
         # A partition new since ``start`` is read from its beginning (as Spark's Kafka source).
-        if any(p not in begin.get(t, {}) for t, parts in latest.items() for p in parts):
-            earliest, _ = self._metadata().bounds(
-                [TopicPartition(t, p) for t, parts in latest.items() for p in parts]
-            )
-            for tp, offset in earliest.items():
-                begin.setdefault(tp.topic, {}).setdefault(tp.partition, offset)
+        counted: PartitionOffsets = {t: dict(parts) for t, parts in begin.items()}
+        for tp, first in earliest.items():
+            parts = counted.setdefault(tp.topic, {})
+            parts[tp.partition] = max(parts.get(tp.partition, first), first)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        return to_checkpoint(limit_offsets(begin, latest, max_rows))
+        return to_checkpoint(limit_offsets(counted, latest, max_rows))
 
     def reportLatestOffset(self) -> dict | None:
         return to_checkpoint(self._latest())
 
     def partitions(self, start: dict, end: dict) -> Sequence[InputPartition]:
-        return _ranges(from_checkpoint(start), from_checkpoint(end))
+        """The batch's ranges; a start below its partition's earliest offset is lost data."""
+        ranges = _ranges(from_checkpoint(start), from_checkpoint(end))
+        if not ranges:
+            return ranges
+        meta = self._metadata()
+        tps = [TopicPartition(r.topic, r.partition) for r in ranges]
+        present = meta.present(tps)
+        earliest, _ = meta.bounds([tp for tp in tps if tp in present])
+        loss = self._loss()
+        kept = []
+        for tp, part in zip(tps, ranges, strict=True):
+            if tp not in present:
+                loss.partition_gone(tp, part.start)
+                continue
+            first = earliest[tp]
+            if part.start < first:
+                loss.records_gone(tp, part.start, first)
+                if first >= part.end:
+                    continue
+                part = OffsetRange(part.topic, part.partition, first, part.end)
+            kept.append(part)
+        return kept
 
     def commit(self, end: dict) -> None:
         """Nothing to do: the checkpoint is the only record of progress."""
@@ -206,14 +255,35 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             self._meta = LogMetadata(self.options)
         return self._meta
 
+    def _loss(self) -> DataLoss:
+        return DataLoss(self.options.fail_on_data_loss)
+
     def _latest(self) -> PartitionOffsets:
         meta = self._metadata()
-        tps = meta.partitions()
-        _, latest = meta.bounds(tps)
-        out: PartitionOffsets = {}
-        for tp, offset in latest.items():
-            out.setdefault(tp.topic, {})[tp.partition] = offset
-        return out
+        _, latest = meta.bounds(meta.partitions(existing_only=True))
+        return _nested(latest)
+
+    def _drop_gone(self, offsets: PartitionOffsets, current: set[TopicPartition]) -> None:
+        """Report partitions of ``offsets`` that no longer exist; drop them (failOnDataLoss=false).
+
+        ``current``: the selected partitions that exist. One the options no
+        longer select but that exists (the query restarted with other topics)
+        is carried on unread, as before. Spark's Kafka source treats any
+        vanished partition as lost data, even one read to its end: the query
+        cannot know that nothing more was written before the deletion.
+        """
+        others = [TopicPartition(t, p) for t, parts in offsets.items() for p in parts]
+        others = [tp for tp in others if tp not in current]
+        if not others:
+            return
+        still = self._metadata().present(others)
+        loss = self._loss()
+        for tp in others:
+            if tp not in still:
+                loss.partition_gone(tp, offsets[tp.topic][tp.partition])
+                del offsets[tp.topic][tp.partition]
+                if not offsets[tp.topic]:
+                    del offsets[tp.topic]
 
     # -- executor side ---------------------------------------------------------------
 

@@ -1,0 +1,203 @@
+"""failOnDataLoss on a real broker: records deleted with DeleteRecords, topics deleted.
+
+Spark runs the batch and streaming queries (the shared session); the
+executor's read of a range and the stream reader's choice of the next batch
+end are also driven directly, without Spark, where a race with retention or
+a topic deletion cannot be staged through a query.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from log_engine.client import SyncAdmin, TopicPartition
+from spark_sinks.log_access import DataLoss, DataLossError, read_range
+from spark_sinks.options import SourceOptions
+from spark_sinks.query import source_options
+from spark_sinks.sink_config import SparkSinkConfig
+from tests.support.broker_process import BrokerProcess
+
+pytestmark = pytest.mark.slow
+
+
+def _delete_below(broker: BrokerProcess, topic: str, offset: int) -> None:
+    """DeleteRecords: partition 0 of ``topic`` starts at ``offset`` afterwards."""
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        low = admin.delete_records({TopicPartition(topic, 0): offset})
+    assert low[TopicPartition(topic, 0)] == offset
+
+
+def _reader(spark, broker: BrokerProcess, topic: str, **options: str):
+    reader = spark.read.format("sluice").option("bootstrap.servers", broker.bootstrap)
+    reader = reader.option("subscribe", topic)
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return reader.load()
+
+
+def _assert_loss_message(text: str, topic: str, wanted: int, earliest: int) -> None:
+    assert f"{topic}-0" in text
+    assert f"must read from offset {wanted}" in text
+    assert f"earliest offset still in the log is {earliest}" in text
+    assert "failOnDataLoss=false" in text
+
+
+def test_batch_starting_offset_below_earliest(
+    spark, broker: BrokerProcess, topic_name: str, make_topic: Callable, produce: Callable
+) -> None:
+    make_topic(topic_name)
+    produce(topic_name, [b"v%d" % i for i in range(10)], partition=0)
+    _delete_below(broker, topic_name, 4)
+    starting = json.dumps({topic_name: {"0": 1}})
+
+    with pytest.raises(Exception, match="failOnDataLoss: true or false, not 'maybe'"):
+        _reader(spark, broker, topic_name, failOnDataLoss="maybe").collect()
+
+    with pytest.raises(Exception) as failed:
+        _reader(spark, broker, topic_name, startingOffsets=starting).collect()
+    _assert_loss_message(str(failed.value), topic_name, 1, 4)
+
+    rows = _reader(
+        spark, broker, topic_name, startingOffsets=starting, failOnDataLoss="False"
+    ).collect()
+    assert sorted((r.offset, bytes(r.value)) for r in rows) == [
+        (i, b"v%d" % i) for i in range(4, 10)
+    ]
+
+
+def _stream(spark, broker: BrokerProcess, topic: str, out: Path, **options: str):
+    reader = spark.readStream.format("sluice").option("bootstrap.servers", broker.bootstrap)
+    reader = reader.option("subscribe", topic).option("startingOffsets", "earliest")
+    for key, value in options.items():
+        reader = reader.option(key, value)
+    return (
+        reader.load()
+        .selectExpr("CAST(value AS STRING) AS value", "offset")
+        .writeStream.format("parquet")
+        .option("path", str(out / "data"))
+        .option("checkpointLocation", str(out / "checkpoint"))
+        .trigger(availableNow=True)
+        .start()
+    )
+
+
+def test_stream_checkpointed_position_deleted_between_batches(
+    spark,
+    broker: BrokerProcess,
+    topic_name: str,
+    make_topic: Callable,
+    produce: Callable,
+    tmp_path: Path,
+) -> None:
+    make_topic(topic_name)
+    produce(topic_name, [b"a%d" % i for i in range(10)], partition=0)
+    first = _stream(spark, broker, topic_name, tmp_path)
+    first.awaitTermination(120)
+    assert first.exception() is None
+
+    # The checkpoint says "read on from 10"; 10..14 go before the next batch.
+    produce(topic_name, [b"a%d" % i for i in range(10, 20)], partition=0)
+    _delete_below(broker, topic_name, 15)
+
+    def written() -> list[tuple[int, str]]:
+        rows = spark.read.parquet(str(tmp_path / "data")).collect()
+        return sorted((r.offset, r.value) for r in rows)
+
+    failing = _stream(spark, broker, topic_name, tmp_path)
+    with pytest.raises(Exception) as failed:
+        failing.awaitTermination(120)
+    _assert_loss_message(str(failed.value), topic_name, 10, 15)
+    assert written() == [(i, f"a{i}") for i in range(10)]  # nothing skipped, nothing written
+
+    # Same checkpoint, option changed: the failed batch is planned again and skips 10..14.
+    skipping = _stream(spark, broker, topic_name, tmp_path, failOnDataLoss="false")
+    skipping.awaitTermination(120)
+    assert skipping.exception() is None
+    assert written() == [(i, f"a{i}") for i in [*range(10), *range(15, 20)]]
+
+
+def test_executor_read_after_retention_passed_the_planned_start(
+    broker: BrokerProcess,
+    topic_name: str,
+    make_topic: Callable,
+    produce: Callable,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A range planned as [2, 10) whose first records were deleted before it is read."""
+    make_topic(topic_name)
+    produce(topic_name, [b"v%d" % i for i in range(10)], partition=0)
+    _delete_below(broker, topic_name, 6)
+
+    def read(fail: bool) -> list[int]:
+        batches = read_range(broker.bootstrap, topic_name, 0, 2, 10, False, DataLoss(fail))
+        return [o for b in batches for o in b.column("offset").to_pylist()]
+
+    with pytest.raises(DataLossError) as failed:
+        read(True)
+    _assert_loss_message(str(failed.value), topic_name, 2, 6)
+
+    with caplog.at_level(logging.WARNING, logger="spark_sinks.log_access"):
+        assert read(False) == [6, 7, 8, 9]
+    assert any(
+        "earliest offset still in the log is 6" in r.getMessage()
+        and "reading on from offset 6" in r.getMessage()
+        for r in caplog.records
+    )
+
+
+def test_partition_gone_while_streaming(
+    broker: BrokerProcess,
+    topic_name: str,
+    make_topic: Callable,
+    produce: Callable,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The stream reader choosing the next batch's end, and an executor waiting on records."""
+    from pyspark.sql.streaming.datasource import ReadAllAvailable
+
+    from spark_sinks.source import SluiceStreamReader
+
+    kept = f"{topic_name}-kept"
+    make_topic(topic_name)
+    make_topic(kept)
+    produce(topic_name, [b"x"] * 3, partition=0)
+    produce(kept, [b"y"] * 5, partition=0)
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        admin.delete_topics([topic_name])
+    start = {topic_name: {"0": 3}, kept: {"0": 2}}
+
+    def reader(fail: str) -> SluiceStreamReader:
+        props = {"bootstrap.servers": broker.bootstrap, "subscribe": f"{topic_name},{kept}"}
+        return SluiceStreamReader(
+            SourceOptions.parse({**props, "failOnDataLoss": fail}, streaming=True)
+        )
+
+    failing = reader("true")
+    try:
+        with pytest.raises(DataLossError, match=f"{topic_name}-0: the partition no longer exists"):
+            failing.latestOffset(start, ReadAllAvailable())
+    finally:
+        failing.stop()
+    skipping = reader("false")
+    try:
+        assert skipping.latestOffset(start, ReadAllAvailable()) == {kept: {"0": 5}}
+    finally:
+        skipping.stop()
+
+    # An executor reading the deleted partition notices it is gone instead of waiting.
+    with caplog.at_level(logging.WARNING, logger="spark_sinks.log_access"):
+        assert list(read_range(broker.bootstrap, topic_name, 0, 0, 3, False, DataLoss(False))) == []
+    assert any("no longer exists" in r.getMessage() for r in caplog.records)
+
+
+def test_spark_sink_passes_fail_on_data_loss_to_the_source() -> None:
+    base = {"topics": "t", "output.path": "/tmp/out", "checkpoint.location": "/tmp/ck"}
+    assert source_options(SparkSinkConfig.from_props(base))["failOnDataLoss"] == "true"
+    props = {**base, "fail.on.data.loss": "false"}
+    options = source_options(SparkSinkConfig.from_props(props))
+    assert SourceOptions.parse(options, streaming=True).fail_on_data_loss is False
