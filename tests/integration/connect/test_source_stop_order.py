@@ -37,12 +37,14 @@ class _AckingUpstream(SourceTask):
         self.acked = 0
         self.open = True
         self.stopped = threading.Event()
+        self.blocking = threading.Event()  # poll() is inside its endless wait
 
     def start(self, props: Mapping[str, str]) -> None:
         self.topic = props["topic"]
 
     def poll(self) -> list[SourceRecord]:
         if self.block_until_stopped and self.polled >= 50:
+            self.blocking.set()
             self.stopped.wait()  # ignores the runtime's stop until stop() is called
             return []
         with self.lock:
@@ -91,8 +93,10 @@ def _run_then_stop(runner: SourceTaskRunner, task: _AckingUpstream) -> None:
     thread = threading.Thread(target=runner.run, args=(lambda: None,))
     thread.start()
     try:
-        wait_for(lambda: task.polled >= 100 or (task.block_until_stopped and task.polled >= 50),
-                 "records polled")
+        # With a blocking poll, stop only once poll() blocks: stopped between two polls,
+        # the runner would make its final commit (acking all 50) before stop().
+        wait_for(lambda: task.blocking.is_set() if task.block_until_stopped
+                 else task.polled >= 100, "records polled")
     finally:
         runner.stop()
         thread.join(30)
