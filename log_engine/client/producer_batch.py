@@ -20,13 +20,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from log_engine.client.batch_split import SplitOutcome, SplitState, cut_records
 from log_engine.client.delivery import BatchOutcome, DeliveryFuture, SegmentFuture
 from log_engine.client.types import Header, RecordMetadata, TopicPartition
 from log_engine.invariants import check
 from log_engine.records import BATCH_HEADER_SIZE
 from log_engine.records.batch import assemble_batch, read_header
 from log_engine.records.compression import Compression, compress, decompress
-from log_engine.records.varint import read_varint, read_varlong, write_varint
+from log_engine.records.varint import write_varint
 
 # Upper bound of the bytes a record adds beyond key, value and headers.
 RECORD_OVERHEAD_MAX = 5 + 1 + 10 + 5 + 5 + 5 + 5
@@ -159,7 +160,7 @@ class ProducerBatch:
         self.outcome: BatchOutcome | None = None  # created with the first sync future
         self.parent: ProducerBatch | None = None  # a piece of a split batch: the batch
         self.parent_first = 0  # a piece: the index of its first record in the parent
-        self.split_state: _SplitState | None = None  # a split batch: its pieces' results
+        self.split_state: SplitState | None = None  # a split batch: its pieces' results
 
     @property
     def size_bytes(self) -> int:
@@ -437,7 +438,7 @@ class ProducerBatch:
             limit_bytes = BATCH_HEADER_SIZE + len(data) // 2
         root = self if self.parent is None else self.parent
         pieces = []
-        for start, count, records in _cut(data, self.count, limit_bytes - BATCH_HEADER_SIZE):
+        for start, count, records in cut_records(data, self.count, limit_bytes - BATCH_HEADER_SIZE):
             piece = ProducerBatch(self.tp, self.base_timestamp, self.limit_bytes, 0)
             piece._records = records
             piece.count = count
@@ -454,7 +455,7 @@ class ProducerBatch:
             piece.seal(codec, self.producer_id, self.producer_epoch, sequence)
             pieces.append(piece)
         if root is self:
-            self.split_state = _SplitState(self.count, len(pieces))
+            self.split_state = SplitState(self.count, len(pieces))
         else:
             assert root.split_state is not None
             root.split_state.pending += len(pieces) - 1
@@ -480,7 +481,7 @@ class ProducerBatch:
         if state.pending == 0:
             self._resolve_split(state)
 
-    def _resolve_split(self, state: _SplitState) -> None:
+    def _resolve_split(self, state: SplitState) -> None:
         self.done = True
         if self.outcome is None:  # one asyncio future per record
             topic, partition = self.tp
@@ -495,7 +496,7 @@ class ProducerBatch:
                 stamp = stamp if stamp >= 0 else self.timestamps[index]
                 future.set_result(RecordMetadata(topic, partition, state.offsets[index], stamp))
             return
-        outcome = _SplitOutcome(self.outcome, state)
+        outcome = SplitOutcome(self.outcome, state)
         delivered: list[Any] = []
         failed: dict[int, tuple[BaseException, list[Any]]] = {}
         for future in self.futures:
@@ -511,63 +512,3 @@ class ProducerBatch:
         DeliveryFuture.finish_all(outcome, delivered, None)
         for exc, futures in failed.values():
             DeliveryFuture.finish_all(outcome, futures, exc)
-
-
-class _SplitState:
-    """What became of a split batch's records: offset, append time or error per record."""
-
-    __slots__ = ("append_times", "errors", "offsets", "pending")
-
-    def __init__(self, count: int, pending: int) -> None:
-        self.offsets = [-1] * count
-        self.append_times = [-1] * count
-        self.errors: list[BaseException | None] = [None] * count
-        self.pending = pending  # pieces not yet completed or failed
-
-
-class _SplitOutcome(BatchOutcome):
-    """The outcome of a split batch's futures: its pieces landed at separate offsets."""
-
-    __slots__ = ("append_times", "offsets")
-
-    def __init__(self, outcome: BatchOutcome, state: _SplitState) -> None:
-        super().__init__(outcome.tp, outcome.timestamps)
-        self.condition = outcome.condition  # the one the futures already wait on
-        self.offsets = state.offsets
-        self.append_times = state.append_times
-
-    def metadata(self, index: int) -> RecordMetadata:
-        stamp = self.append_times[index]
-        stamp = stamp if stamp >= 0 else self.timestamps[index]
-        return RecordMetadata(self.tp.topic, self.tp.partition, self.offsets[index], stamp)
-
-
-def _cut(data: bytes, count: int, room: int) -> list[tuple[int, int, bytearray]]:
-    """Re-encode ``count`` records into runs of at most ``room`` bytes (one record at least).
-
-    Returns ``(first index, count, records)`` per run; offset deltas restart at 0 in each
-    run, timestamp deltas stay (a piece keeps its batch's base timestamp).
-    """
-    runs: list[tuple[int, int, bytearray]] = []
-    records = bytearray()
-    start = local = pos = 0
-    for index in range(count):
-        length, body = read_varint(data, pos)
-        pos = body + length
-        _, after_timestamp = read_varlong(data, body + 1)  # after the attributes byte
-        _, after_offset = read_varint(data, after_timestamp)
-        head, tail = data[body:after_timestamp], data[after_offset:pos]
-        record = _record(head, local, tail)
-        if local and len(records) + len(record) > room:
-            runs.append((start, local, records))
-            records, start, local = bytearray(), index, 0
-            record = _record(head, 0, tail)
-        records += record
-        local += 1
-    runs.append((start, local, records))
-    return runs
-
-
-def _record(head: bytes, offset_delta: int, tail: bytes) -> bytes:
-    body = b"".join((head, _varint(offset_delta), tail))
-    return _varint(len(body)) + body
