@@ -25,7 +25,8 @@ position) is below the earliest now (found when the batch is planned, so a
 failed batch is planned again from the same checkpoint after the option
 changes); a partition that no longer exists (found when the next batch's end
 is chosen; false drops it from the offsets, and a re-created topic is then
-read from its beginning as a new one); records removed between planning and
+read from its beginning as a new one); a partition new since the last batch
+that no longer starts at offset 0; records removed between planning and
 reading (found by the executor, :func:`~spark_sinks.log_access.read_range`).
 
 This module imports pyspark; import it only where Spark is used.
@@ -206,12 +207,18 @@ class SluiceStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 t: {p: o for p, o in parts.items() if TopicPartition(t, p) in now}
                 for t, parts in self._target.items()
             }
-        # Deleted records are not in the budget: each partition counts from its earliest.
-        # A partition new since ``start`` is read from its beginning (as Spark's Kafka source).
+        # Deleted records do not count against the read limit: partitions count from their
+        # earliest. A partition new since ``start`` is read from its beginning; when that is
+        # no longer offset 0, its first records were lost (both as Spark's Kafka source).
         counted: PartitionOffsets = {t: dict(parts) for t, parts in begin.items()}
+        loss = self._loss()
         for tp, first in earliest.items():
-            parts = counted.setdefault(tp.topic, {})
-            parts[tp.partition] = max(parts.get(tp.partition, first), first)
+            known = counted.get(tp.topic, {}).get(tp.partition)
+            if known is None and tp.partition not in latest.get(tp.topic, {}):
+                continue  # new after availableNow's target: for a later query
+            if known is None and first > 0:
+                loss.records_gone(tp, 0, first)
+            counted.setdefault(tp.topic, {})[tp.partition] = max(first, known or 0)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         return to_checkpoint(limit_offsets(counted, latest, max_rows))
 

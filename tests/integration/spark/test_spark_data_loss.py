@@ -150,7 +150,7 @@ def test_executor_read_after_retention_passed_the_planned_start(
     )
 
 
-def test_partition_gone_while_streaming(
+def test_partitions_gone_or_added_without_their_first_records_while_streaming(
     broker: BrokerProcess,
     topic_name: str,
     make_topic: Callable,
@@ -162,37 +162,43 @@ def test_partition_gone_while_streaming(
 
     from spark_sinks.source import SluiceStreamReader
 
-    kept = f"{topic_name}-kept"
-    make_topic(topic_name)
-    make_topic(kept)
-    produce(topic_name, [b"x"] * 3, partition=0)
+    gone, kept, added = topic_name, f"{topic_name}-kept", f"{topic_name}-added"
+    for topic in (gone, kept, added):
+        make_topic(topic)
+    produce(gone, [b"x"] * 3, partition=0)
     produce(kept, [b"y"] * 5, partition=0)
+    produce(added, [b"z"] * 4, partition=0)
+    _delete_below(broker, added, 2)  # before the query saw it: 0 and 1 were never read
     with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
-        admin.delete_topics([topic_name])
-    start = {topic_name: {"0": 3}, kept: {"0": 2}}
+        admin.delete_topics([gone])
 
-    def reader(fail: str) -> SluiceStreamReader:
-        props = {"bootstrap.servers": broker.bootstrap, "subscribe": f"{topic_name},{kept}"}
-        return SluiceStreamReader(
-            SourceOptions.parse({**props, "failOnDataLoss": fail}, streaming=True)
-        )
+    def next_end(fail: str, start: dict) -> dict:
+        props = {
+            "bootstrap.servers": broker.bootstrap,
+            "subscribe": f"{gone},{kept},{added}",
+            "failOnDataLoss": fail,
+        }
+        reader = SluiceStreamReader(SourceOptions.parse(props, streaming=True))
+        try:
+            return reader.latestOffset(start, ReadAllAvailable())
+        finally:
+            reader.stop()
 
-    failing = reader("true")
-    try:
-        with pytest.raises(DataLossError, match=f"{topic_name}-0: the partition no longer exists"):
-            failing.latestOffset(start, ReadAllAvailable())
-    finally:
-        failing.stop()
-    skipping = reader("false")
-    try:
-        assert skipping.latestOffset(start, ReadAllAvailable()) == {kept: {"0": 5}}
-    finally:
-        skipping.stop()
+    with pytest.raises(DataLossError, match=f"{gone}-0: the partition no longer exists"):
+        next_end("true", {gone: {"0": 3}, kept: {"0": 2}, added: {"0": 4}})
+    with pytest.raises(DataLossError) as failed:
+        next_end("true", {kept: {"0": 2}})
+    _assert_loss_message(str(failed.value), added, 0, 2)
+    assert next_end("false", {gone: {"0": 3}, kept: {"0": 2}}) == {
+        kept: {"0": 5},
+        added: {"0": 4},
+    }
 
     # An executor reading the deleted partition notices it is gone instead of waiting.
     with caplog.at_level(logging.WARNING, logger="spark_sinks.log_access"):
-        assert list(read_range(broker.bootstrap, topic_name, 0, 0, 3, False, DataLoss(False))) == []
-    assert any("no longer exists" in r.getMessage() for r in caplog.records)
+        assert list(read_range(broker.bootstrap, gone, 0, 0, 3, False, DataLoss(False))) == []
+    warned = [r.getMessage() for r in caplog.records]
+    assert any(f"{gone}-0: the partition no longer exists" in m for m in warned)
 
 
 def test_spark_sink_passes_fail_on_data_loss_to_the_source() -> None:
