@@ -33,8 +33,7 @@ import pyarrow as pa
 
 from connectors.api import ConnectError
 from log_engine.client import ConsumerRecord, SyncAdmin, SyncConsumer, TopicPartition
-from log_engine.client.errors import KafkaError
-from log_engine.protocol.errors import OffsetOutOfRangeError
+from log_engine.client.errors import KafkaError, error_for_code
 from spark_sinks.options import EARLIEST, LATEST, OffsetBound, PartitionOffsets, SourceOptions
 
 HEADER_TYPE = pa.list_(pa.struct([("key", pa.string()), ("value", pa.binary())]))
@@ -54,6 +53,10 @@ ROWS_PER_BATCH_MAX = 20_000
 STALL_TIMEOUT_S = 60.0
 #: A read waiting this long for records checks that its partition still exists.
 PRESENCE_CHECK_S = 2.0
+
+#: The client's exception for OFFSET_OUT_OF_RANGE (wire code 1), raised by ``poll``
+#: with ``auto.offset.reset=none``.
+OffsetOutOfRange = error_for_code(1)
 
 log = logging.getLogger(__name__)
 
@@ -92,8 +95,9 @@ class DataLoss:
     def partition_gone(self, tp: TopicPartition, wanted: int) -> None:
         """``tp`` no longer exists (topic deleted) while offsets from ``wanted`` were unread."""
         self._report(
-            f"{tp.topic}-{tp.partition}: the partition no longer exists (was its topic deleted?) "
-            f"while the query still had to read it from offset {wanted}",
+            f"{tp.topic}-{tp.partition}: the partition no longer exists (was its topic deleted?); "
+            f"the query had read it up to offset {wanted}, and what was written from there on "
+            "may never have been read",
             "skipping this partition",
         )
 
@@ -274,7 +278,7 @@ class _RangeReader:
                 while position < end:
                     try:
                         records = consumer.poll(0.5)
-                    except OffsetOutOfRangeError:
+                    except OffsetOutOfRange:
                         position = self._after_out_of_range(consumer, position)
                         break
                     now = time.monotonic()
