@@ -29,6 +29,7 @@ from typing import Any
 
 from connect_worker.storage.offsets import OffsetStore, partition_key
 from connectors.api import SourceRecord, SourceTask
+from log_engine.client.errors import PartialDeliveryError
 
 log = logging.getLogger(__name__)
 
@@ -46,18 +47,22 @@ class _Run:
     """Consecutive records of one source partition waiting for one delivery.
 
     ``records[start:stop]`` are the records not yet collected; ``start`` moves on as a
-    failed run's records are handed to the failure handler one by one.
+    failed run's records are handed to the failure handler one by one. ``first`` is
+    the index in ``records`` of the delivery's first record (a ``send_many`` segment
+    may span several runs), which a :class:`PartialDeliveryError` counts from.
     """
 
-    __slots__ = ("delivery", "records", "start", "stop")
+    __slots__ = ("delivery", "first", "records", "start", "stop")
 
     def __init__(
-        self, delivery: Delivery | None, records: Sequence[SourceRecord], start: int, stop: int
+        self, delivery: Delivery | None, records: Sequence[SourceRecord], start: int, stop: int,
+        first: int,
     ) -> None:
         self.delivery = delivery
         self.records = records
         self.start = start
         self.stop = stop
+        self.first = first
 
 
 class SubmittedRecords:
@@ -80,7 +85,7 @@ class SubmittedRecords:
 
     def submit(self, record: SourceRecord, delivery: Delivery | None) -> None:
         """Track ``record``; ``delivery`` None means nothing to wait for (dropped record)."""
-        self._queue(record.source_partition).append(_Run(delivery, (record,), 0, 1))
+        self._queue(record.source_partition).append(_Run(delivery, (record,), 0, 1, 0))
         self.in_flight += 1
 
     def submit_many(
@@ -103,7 +108,7 @@ class SubmittedRecords:
                 if other is not partition and other != partition:
                     break
                 end += 1
-            self._queue(partition).append(_Run(delivery, records, index, end))
+            self._queue(partition).append(_Run(delivery, records, index, end, start))
             index = end
         self.in_flight += stop - start
 
@@ -143,9 +148,16 @@ class SubmittedRecords:
                         if error is not None:
                             if on_failure is None:
                                 raise error
+                            # Only the records not delivered go to on_failure; the others
+                            # of a partly delivered segment landed and count as acked.
+                            failed = error.failed if type(error) is PartialDeliveryError else None
                             while run.start < run.stop:  # each record once, even if one raises
                                 record = records[run.start]
-                                on_failure(record, error)
+                                record_error = (
+                                    error if failed is None else failed.get(run.start - run.first)
+                                )
+                                if record_error is not None:
+                                    on_failure(record, record_error)
                                 run.start += 1
                                 self._popped(1)
                                 if record.source_offset is not None:

@@ -11,7 +11,8 @@ retriable). Two conditions exist only in the client and get their own classes:
     KafkaError                     (log_engine.protocol.errors)
     ├── <one class per error code>
     ├── NoOffsetForPartitionError  auto.offset.reset=none and nothing committed
-    └── ClientClosedError          the client was closed while the call waited
+    ├── ClientClosedError          the client was closed while the call waited
+    └── PartialDeliveryError       some records of one ``send_many`` run landed, others not
 """
 
 from __future__ import annotations
@@ -45,11 +46,29 @@ class ClientClosedError(KafkaError):
     message = "CLIENT_CLOSED"
 
 
+class PartialDeliveryError(KafkaError):
+    """Some records of one ``send_many`` run were not delivered; the others landed.
+
+    Happens when the producer split a batch the broker refused as too large and a
+    record was too large on its own. ``failed`` maps the position of each record not
+    delivered, within the run, to its error; every other record of the run landed.
+    """
+
+    message = "PARTIAL_DELIVERY"
+
+    def __init__(self, failed: dict[int, BaseException], count: int) -> None:
+        first = failed[min(failed)]
+        super().__init__(f"{len(failed)} of {count} records not delivered, e.g.: {first}")
+        self.failed = failed
+        self.count = count
+
+
 __all__ = [
     "ClientClosedError",
     "CorruptResponseError",
     "KafkaError",
     "NoOffsetForPartitionError",
+    "PartialDeliveryError",
     "error_for_code",
 ]
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from log_engine.client.batch_split import SplitOutcome, SplitState, cut_records
 from log_engine.client.delivery import BatchOutcome, DeliveryFuture, SegmentFuture
+from log_engine.client.errors import PartialDeliveryError
 from log_engine.client.types import Header, RecordMetadata, TopicPartition
 from log_engine.invariants import check
 from log_engine.records import BATCH_HEADER_SIZE
@@ -504,11 +505,16 @@ class ProducerBatch:
             future._outcome = outcome
             start = future._index
             stop = start + getattr(future, "record_count", 1)  # a SegmentFuture's run
-            exc = next((e for e in state.errors[start:stop] if e is not None), None)
+            run_errors = state.errors[start:stop]
+            exc = next((e for e in run_errors if e is not None), None)
             if exc is None:
                 delivered.append(future)
-            else:
-                failed.setdefault(id(exc), (exc, []))[1].append(future)
+                continue
+            if any(e is not exc for e in run_errors):  # some landed, or several errors
+                exc = PartialDeliveryError(
+                    {i: e for i, e in enumerate(run_errors) if e is not None}, stop - start
+                )
+            failed.setdefault(id(exc), (exc, []))[1].append(future)
         DeliveryFuture.finish_all(outcome, delivered, None)
         for exc, futures in failed.values():
             DeliveryFuture.finish_all(outcome, futures, exc)

@@ -26,7 +26,7 @@ from log_engine.client import (
     TopicPartition,
 )
 from log_engine.client.admin_types import NewTopic
-from log_engine.client.errors import KafkaError
+from log_engine.client.errors import KafkaError, PartialDeliveryError
 from log_engine.protocol.error_codes import ErrorCode
 from tests.support.broker_process import BrokerProcess
 
@@ -173,8 +173,8 @@ def test_a_lone_batch_too_large_fails_while_later_batches_are_in_flight(
 def test_send_many_run_holding_a_record_too_large_fails_and_the_rest_lands(
     broker: BrokerProcess, topic_name: str
 ) -> None:
-    """A run's future fails if any of its records does, though its other records landed:
-    one future per run cannot say more; the other runs succeed."""
+    """The run holding it fails with a PartialDeliveryError naming, by position in the run,
+    the record not delivered (its other records landed); the other runs succeed."""
     topic = _topic(broker, topic_name)
     values = _values(300, seed=6)
     values[150] = b"big:" + bytes(30000)
@@ -184,9 +184,13 @@ def test_send_many_run_holding_a_record_too_large_fails_and_the_rest_lands(
     assert result.error is None
     for start, stop, future in result.segments:
         if start <= 150 < stop:
-            error = future.exception(timeout=0)
+            partial = future.exception(timeout=0)
+            assert isinstance(partial, PartialDeliveryError)
+            assert (list(partial.failed), partial.count) == ([150 - start], stop - start)
+            error = partial.failed[150 - start]
             assert isinstance(error, KafkaError) and error.errno == ErrorCode.MESSAGE_TOO_LARGE
             assert f"producing to {topic}-0: a record of 300" in str(error)
+            assert f"1 of {stop - start} records not delivered" in str(partial)
         else:
             assert len(future.result(timeout=0)) == stop - start
     assert [v for _, v in _read_all(broker, topic)] == values[:150] + values[151:]

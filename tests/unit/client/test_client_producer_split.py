@@ -11,7 +11,7 @@ import pytest
 from log_engine.client.accumulator import RecordAccumulator
 from log_engine.client.cluster import BrokerInfo, ClusterMetadata, PartitionInfo, TopicInfo
 from log_engine.client.config import ProducerConfig
-from log_engine.client.errors import kafka_error
+from log_engine.client.errors import PartialDeliveryError, kafka_error
 from log_engine.client.partitioner import StickyPartitioner
 from log_engine.client.producer_batch import ProducerBatch
 from log_engine.client.types import TopicPartition
@@ -128,7 +128,7 @@ def test_a_failed_piece_fails_only_the_futures_of_its_records() -> None:
     assert [r.timestamp for r in results] == [0, 1, 2, 3, 7, 7, 7, 7]  # log append time
 
 
-def test_a_run_spanning_a_failed_piece_fails_and_the_others_succeed() -> None:
+def test_a_run_spanning_a_failed_piece_names_the_records_not_delivered() -> None:
     batch = ProducerBatch(TP, 0, 1 << 20, 1 << 20)
     _, first = batch.append_run(None, [b"a" * 100] * 6, None, None, 0, 0, 6)
     single = batch.append(None, b"b" * 100, None, 0, None)
@@ -139,8 +139,24 @@ def test_a_run_spanning_a_failed_piece_fails_and_the_others_succeed() -> None:
     pieces[0].complete(0, -1)
     pieces[1].fail(error)
     pieces[2].complete(3, -1)
-    assert first.exception(timeout=0) is error
+    partial = first.exception(timeout=0)  # records 0-2 landed, 3-5 did not
+    assert isinstance(partial, PartialDeliveryError)
+    assert partial.failed == {3: error, 4: error, 5: error} and partial.count == 6
     assert single.result(timeout=0).offset == 3
+
+
+def test_a_run_inside_one_failed_piece_fails_with_the_pieces_error() -> None:
+    batch = ProducerBatch(TP, 0, 1 << 20, 1 << 20)
+    _, first = batch.append_run(None, [b"a" * 100] * 3, None, None, 0, 0, 3)
+    _, second = batch.append_run(None, [b"a" * 100] * 3, None, None, 0, 0, 3)
+    batch.seal(Compression.NONE)
+    pieces = batch.split(BATCH_HEADER_SIZE + 3 * 110)
+    assert first is not None and second is not None and [p.count for p in pieces] == [3, 3]
+    error = kafka_error(ErrorCode.MESSAGE_TOO_LARGE, "too large")
+    pieces[0].fail(error)
+    pieces[1].complete(7, -1)
+    assert first.exception(timeout=0) is error
+    assert [m.offset for m in second.result(timeout=0)] == [7, 8, 9]
 
 
 # -- the accumulator ----------------------------------------------------------------------
