@@ -83,7 +83,11 @@ class Fetcher:
         self._buffer_limit_bytes = config.queued_max_messages_kbytes * 1024
         self._in_flight_nodes: set[int] = set()
         self._fetching: set[TopicPartition] = set()
-        self._errors: list[errors.KafkaError] = []
+        # A partition whose fetch failed (e.g. OFFSET_OUT_OF_RANGE with auto.offset.reset
+        # none): its error, raised once by drain(), and the partition's epoch then; it is
+        # not fetched again until a seek or reset moves its epoch on.
+        self._errors: dict[TopicPartition, tuple[int, errors.KafkaError]] = {}
+        self._failed: dict[TopicPartition, int] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._wakeup = asyncio.Event()
         self.data_ready = asyncio.Event()
@@ -105,7 +109,11 @@ class Fetcher:
         self._task = None
 
     def drop(self, tps: set[TopicPartition] | None = None) -> None:
-        """Forget queued data of ``tps`` (all when None): after a seek or a revocation."""
+        """Forget queued data and fetch errors of ``tps`` (all when None): after a seek or
+        a revocation."""
+        for failures in (self._errors, self._failed):
+            for tp in list(failures) if tps is None else tps & failures.keys():
+                del failures[tp]
         kept = deque(cf for cf in self._completed if tps is not None and cf.tp not in tps)
         for cf in self._completed:
             if tps is None or cf.tp in tps:
@@ -134,6 +142,11 @@ class Fetcher:
         for tp in self._subs.fetchable():
             if tp in self._fetching:
                 continue
+            failed_at = self._failed.get(tp)
+            if failed_at is not None:
+                if failed_at == self._subs.assignment[tp].epoch:
+                    continue  # its error stands until a seek
+                del self._failed[tp]
             leader = metadata.leader(tp)
             if leader < 0:
                 self._cluster.add_topics([tp.topic])
@@ -238,15 +251,26 @@ class Fetcher:
         elif code in errors.METADATA_ERRORS:
             self._cluster.request_refresh()
         else:
-            self._errors.append(errors.kafka_error(code, f"fetching {tp} at offset {offset}"))
+            where = f"{tp.topic}-{tp.partition}"
+            error = errors.kafka_error(code, f"fetching {where} at offset {offset}")
+            self._errors[tp] = (epoch, error)
+            self._failed[tp] = epoch
             self.data_ready.set()
 
     # -- decoding ------------------------------------------------------------------------
 
     def drain(self, max_records: int) -> list[ConsumerRecord]:
-        """Decode and return up to ``max_records`` records; raise a stored fetch error."""
-        if self._errors:
-            raise self._errors.pop(0)
+        """Decode and return up to ``max_records`` records; raise a stored fetch error.
+
+        A partition's fetch error is raised once, unless a seek (or revocation) came
+        since; the partition is not fetched again until a seek.
+        """
+        while self._errors:
+            tp, (epoch, error) = next(iter(self._errors.items()))
+            del self._errors[tp]
+            state = self._subs.assignment.get(tp)
+            if state is not None and state.epoch == epoch:
+                raise error
         out: list[ConsumerRecord] = []
         deferred: list[_CompletedFetch] = []
         while self._completed and len(out) < max_records:

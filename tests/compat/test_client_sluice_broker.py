@@ -24,6 +24,7 @@ from log_engine.client import (
 )
 from log_engine.client.admin import ConfigResource
 from log_engine.protocol.errors import (
+    OffsetOutOfRangeError,
     RequestTimedOutError,
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
@@ -190,6 +191,32 @@ def test_auto_offset_reset_none_refuses_to_guess(broker: BrokerProcess, topic_na
         consumer.assign([TopicPartition(topic_name, 0)])
         with pytest.raises(NoOffsetForPartitionError):
             consumer.poll(5)
+
+
+def test_out_of_range_with_reset_none_raises_once_and_a_seek_clears_it(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    """OFFSET_OUT_OF_RANGE is raised by one poll; after a seek no stale error comes back."""
+    with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
+        for i in range(10):
+            producer.send(topic_name, b"v%d" % i, partition=0).result(30)
+    tp = TopicPartition(topic_name, 0)
+    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+        assert admin.delete_records({tp: 6}) == {tp: 6}
+    with SyncConsumer({"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "none"}) as c:
+        c.assign([tp])
+        c.seek(tp, 2)  # deleted
+        with pytest.raises(OffsetOutOfRangeError, match=f"fetching {topic_name}-0 at offset 2"):
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                c.poll(1.0)
+        assert c.poll(0.5) == []  # raised once; the partition waits for a seek
+        c.seek(tp, 6)
+        records = []
+        deadline = time.monotonic() + 30
+        while len(records) < 4 and time.monotonic() < deadline:
+            records += c.poll(1.0)  # would raise a stale error before the fix
+    assert [r.value for r in records] == [b"v6", b"v7", b"v8", b"v9"]
 
 
 def test_a_consumer_that_stops_polling_leaves_its_group(
