@@ -248,8 +248,7 @@ def read_range(
 class _RangeReader:
     """Polls one partition up to ``end`` with a consumer of its own (no group, no commits).
 
-    After OFFSET_OUT_OF_RANGE the consumer is replaced: the old one would
-    still report errors of fetches sent before the seek past the gap.
+    After OFFSET_OUT_OF_RANGE it seeks to where ``loss`` says to read on.
     """
 
     def __init__(self, bootstrap: str, tp: TopicPartition, end: int, loss: DataLoss) -> None:
@@ -271,35 +270,35 @@ class _RangeReader:
         tp, end = self._tp, self._end
         position = start
         last_progress = last_check = time.monotonic()
-        while position < end:
-            with SyncConsumer(self._config) as consumer:
-                consumer.assign([tp])
-                consumer.seek(tp, position)
-                while position < end:
-                    try:
-                        records = consumer.poll(0.5)
-                    except OffsetOutOfRange:
-                        position = self._after_out_of_range(consumer, position)
-                        break
-                    now = time.monotonic()
-                    if records:
-                        last_progress = last_check = now
-                        if records[-1].offset >= end:
-                            records = [r for r in records if r.offset < end]
-                        yield records
-                    position = max(position, consumer.position(tp))
-                    if position >= end:
+        with SyncConsumer(self._config) as consumer:
+            consumer.assign([tp])
+            consumer.seek(tp, position)
+            while position < end:
+                try:
+                    records = consumer.poll(0.5)
+                except OffsetOutOfRange:
+                    position = self._after_out_of_range(consumer, position)
+                    consumer.seek(tp, position)
+                    continue
+                now = time.monotonic()
+                if records:
+                    last_progress = last_check = now
+                    if records[-1].offset >= end:
+                        records = [r for r in records if r.offset < end]
+                    yield records
+                position = max(position, consumer.position(tp))
+                if position >= end:
+                    return
+                if now - last_check > PRESENCE_CHECK_S:
+                    last_check = now
+                    if not self._exists():
+                        self._loss.partition_gone(tp, position)
                         return
-                    if now - last_check > PRESENCE_CHECK_S:
-                        last_check = now
-                        if not self._exists():
-                            self._loss.partition_gone(tp, position)
-                            return
-                    if now - last_progress > STALL_TIMEOUT_S:
-                        raise ConnectError(
-                            f"reading {tp.topic}-{tp.partition}: no progress at offset "
-                            f"{position} for {STALL_TIMEOUT_S:.0f}s (wanted up to {end})"
-                        )
+                if now - last_progress > STALL_TIMEOUT_S:
+                    raise ConnectError(
+                        f"reading {tp.topic}-{tp.partition}: no progress at offset "
+                        f"{position} for {STALL_TIMEOUT_S:.0f}s (wanted up to {end})"
+                    )
 
     def _after_out_of_range(self, consumer: SyncConsumer, position: int) -> int:
         """Where to read on after OFFSET_OUT_OF_RANGE at ``position`` (``end``: nowhere)."""

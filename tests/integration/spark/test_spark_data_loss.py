@@ -20,6 +20,7 @@ from spark_sinks.log_access import DataLoss, DataLossError, read_range
 from spark_sinks.options import SourceOptions
 from spark_sinks.query import source_options
 from spark_sinks.sink_config import SparkSinkConfig
+from tests.integration.spark.streams import available_now_stream
 from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.slow
@@ -71,19 +72,8 @@ def test_batch_starting_offset_below_earliest(
 
 
 def _stream(spark, broker: BrokerProcess, topic: str, out: Path, **options: str):
-    reader = spark.readStream.format("sluice").option("bootstrap.servers", broker.bootstrap)
-    reader = reader.option("subscribe", topic).option("startingOffsets", "earliest")
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return (
-        reader.load()
-        .selectExpr("CAST(value AS STRING) AS value", "offset")
-        .writeStream.format("parquet")
-        .option("path", str(out / "data"))
-        .option("checkpointLocation", str(out / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
+    columns = ("CAST(value AS STRING) AS value", "offset")
+    return available_now_stream(spark, broker.bootstrap, topic, out, columns, **options)
 
 
 def test_stream_checkpointed_position_deleted_between_batches(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.spark.streams import available_now_stream
 from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.slow
@@ -97,19 +98,8 @@ def test_bad_options_name_the_option(spark, broker: BrokerProcess, topic_name: s
 
 
 def _stream(spark, broker: BrokerProcess, topic: str, out: Path, **options: str):
-    reader = spark.readStream.format("sluice").option("bootstrap.servers", broker.bootstrap)
-    reader = reader.option("subscribe", topic).option("startingOffsets", "earliest")
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return (
-        reader.load()
-        .selectExpr("CAST(value AS STRING) AS value", "partition", "offset")
-        .writeStream.format("parquet")
-        .option("path", str(out / "data"))
-        .option("checkpointLocation", str(out / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
+    columns = ("CAST(value AS STRING) AS value", "partition", "offset")
+    return available_now_stream(spark, broker.bootstrap, topic, out, columns, **options)
 
 
 def test_stream_available_now_splits_the_backlog_and_resumes_from_the_checkpoint(
