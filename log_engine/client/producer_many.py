@@ -38,7 +38,9 @@ class Segment(NamedTuple):
     """Records ``start``..``stop - 1`` of a ``send_many`` call, delivered together.
 
     ``future`` resolves to their ``RecordMetadata`` list once the broker has them, or
-    fails with the batch's error (all of them failed).
+    fails with the batch's error (none of them landed), or, when the producer split a
+    batch refused as too large and only some of them landed, with a
+    :class:`~log_engine.client.errors.PartialDeliveryError` naming those that did not.
     """
 
     start: int
