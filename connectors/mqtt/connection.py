@@ -19,6 +19,16 @@ unacknowledged QoS 1/2 messages while the client is away; paho keeps its own
 unacknowledged outgoing messages in the same ``Client`` and sends them again
 after a reconnect.
 
+Acknowledging by hand (``manual_ack``, the source): every received PUBLISH,
+whatever its QoS, goes to ``on_publishes`` unacknowledged, and the owner calls
+:meth:`MqttConnection.acknowledge` when it may: PUBACK for QoS 1, PUBREC for
+QoS 2 (MQTT 3.1.1 / MQTT 5 section 4.3.3). Until then the broker keeps the
+message and sends it again (DUP) on the next connection of the session. Once
+it has our PUBREC it only keeps the packet id and sends PUBREL, which the
+client answers with PUBCOMP at once, whether the PUBREC went out on this
+connection or on one before a crash (paho would answer only the PUBRELs of
+messages it received and acknowledged itself, see ``_handle_pubrel`` in paho).
+
 A stop ends with a graceful close: closing a TCP socket that still has
 unread bytes (the broker goes on sending PUBLISH packets) makes the kernel
 send a reset, and the broker then drops whatever it had not read yet,
@@ -42,7 +52,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from connectors.mqtt.inbox import Publish, take_publishes
+from connectors.mqtt.inbox import Publish, decode_publish, release_id, take_publishes
 from connectors.mqtt.settings import MqttConnectionConfig, ServerUri
 
 log = logging.getLogger(__name__)
@@ -50,6 +60,7 @@ log = logging.getLogger(__name__)
 #: Bytes read from the socket at once (paho's own reads are mostly 1 byte).
 READ_CHUNK = 64 * 1024
 CLOSE_DRAIN_S = 2.0
+_PUBCOMP_HEAD = bytes([mqtt.PUBCOMP, 2])  # fixed header of a PUBCOMP with just the packet id
 
 OnConnected = Callable[[mqtt.Client, bool], None]
 OnPublishes = Callable[[list[Publish]], None]
@@ -107,8 +118,8 @@ def connect_properties(
 
 class _RotatingClient(mqtt.Client):
     """paho's Client whose every (re)connection attempt asks its owner which URI to try,
-    which reads the socket in large chunks, and which hands whole QoS 0/1 PUBLISH
-    packets over in batches.
+    which reads the socket in large chunks, which hands whole PUBLISH packets over in
+    batches, and which, acknowledging by hand, takes the QoS 2 exchange from paho.
 
     paho reads each packet with three or more ``recv`` calls (the command byte,
     each byte of the length, the body) and handles one packet per ``select``
@@ -118,11 +129,18 @@ class _RotatingClient(mqtt.Client):
     served from one ``recv`` of up to :data:`READ_CHUNK` bytes, and
     ``loop_read`` goes on while whole or partial packets remain buffered.
     With ``on_publishes`` set, the complete QoS 0 (and, with manual acks,
-    QoS 1) PUBLISH packets in that buffer go to it as one list of
-    :class:`~connectors.mqtt.inbox.Publish` (see :mod:`connectors.mqtt.inbox`);
-    every other packet takes paho's way. (This overrides paho's ``_sock_recv``
-    and reads ``_in_packet``, ``_protocol``, ``_manual_ack`` and
-    ``_last_bytes_received``: private parts of paho 2.x, hence the pin below 3.)
+    QoS 1 and 2) PUBLISH packets in that buffer go to it as one list of
+    :class:`~connectors.mqtt.inbox.Publish` (see :mod:`connectors.mqtt.inbox`),
+    and with manual acks the PUBRELs among them are answered with PUBCOMPs;
+    every other packet takes paho's way. With manual acks, the PUBLISH and
+    PUBREL packets that paho reads itself (one split across two reads, say)
+    are handled the same way: ``_handle_publish`` hands a QoS 2 message over
+    without paho's immediate PUBREC, ``_handle_pubrel`` always answers PUBCOMP.
+    (This overrides paho's ``_sock_recv``, ``_handle_publish`` and
+    ``_handle_pubrel``, calls its ``_send_puback``/``_send_pubrec``/
+    ``_send_pubcomp`` and reads ``_in_packet``, ``_protocol``, ``_manual_ack``
+    and ``_last_bytes_received``: private parts of paho 2.x, hence the pin
+    below 3.)
     """
 
     owner: MqttConnection
@@ -198,23 +216,64 @@ class _RotatingClient(mqtt.Client):
         return True
 
     def _take_publishes(self) -> bool:
-        """Hand the buffered whole PUBLISH packets to ``on_publishes``; False if none."""
+        """Hand the buffered whole PUBLISH packets to ``on_publishes`` and, acknowledging
+        by hand, answer the PUBRELs among them; False if there were none."""
         handler = self.on_publishes
         if handler is None or self._in_packet["command"]:  # paho is halfway through one
             return False
+        manual = self._manual_ack
+        releases: list[int] | None = [] if manual else None
         publishes, at = take_publishes(
             self._inbox,
             self._inbox_at,
             v5=self._protocol == mqtt.MQTTv5,
-            max_qos=1 if self._manual_ack else 0,
+            max_qos=2 if manual else 0,
+            releases=releases,
         )
-        if not publishes:
+        if at == self._inbox_at:
             return False
         self._inbox_at = at
         with self._msgtime_mutex:  # what paho's keepalive check reads
             self._last_bytes_received = time.monotonic()
-        handler(publishes)
+        if releases:  # first: they never wait, while the handler may (a full buffer)
+            self._send_pubcomps(releases)
+        if publishes:
+            handler(publishes)
         return True
+
+    def _send_pubcomps(self, mids: list[int]) -> None:
+        """Queue one PUBCOMP per packet id, written out as one piece."""
+        packet = b"".join([_PUBCOMP_HEAD + mid.to_bytes(2, "big") for mid in mids])
+        self._packet_queue(mqtt.PUBCOMP, packet, 0, 0)
+
+    def send_ack(self, mid: int, qos: int) -> mqtt.MQTTErrorCode:
+        """Acknowledge the received message ``mid``: PUBACK at QoS 1, PUBREC at QoS 2."""
+        if qos == 1:
+            return self._send_puback(mid)
+        if qos == 2:
+            return self._send_pubrec(mid)
+        return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _handle_publish(self) -> mqtt.MQTTErrorCode:
+        handler = self.on_publishes
+        if handler is None or not self._manual_ack:
+            return super()._handle_publish()
+        packet = self._in_packet
+        publish = decode_publish(
+            packet["command"], bytes(packet["packet"]), v5=self._protocol == mqtt.MQTTv5
+        )
+        if publish is None:  # malformed: paho's own decoding reports it
+            return super()._handle_publish()
+        handler([publish])  # not acknowledged: the owner does it once it may (PUBREC at QoS 2)
+        return mqtt.MQTTErrorCode.MQTT_ERR_SUCCESS
+
+    def _handle_pubrel(self) -> mqtt.MQTTErrorCode:
+        if not self._manual_ack:
+            return super()._handle_pubrel()
+        mid = release_id(self._in_packet["packet"], v5=self._protocol == mqtt.MQTTv5)
+        if mid is None:
+            return mqtt.MQTTErrorCode.MQTT_ERR_PROTOCOL
+        return self._send_pubcomp(mid)
 
 
 def _close_gracefully(sock: Any) -> None:
@@ -231,7 +290,7 @@ def _close_gracefully(sock: Any) -> None:
 
 
 def publish_of(message: mqtt.MQTTMessage) -> Publish:
-    """A message paho delivered itself (QoS 2, after PUBREL) as a :class:`Publish`."""
+    """A message paho delivered itself (QoS 0, or any QoS without manual acks)."""
     return Publish(
         message.topic.encode(),
         bytes(message.payload),
@@ -300,6 +359,7 @@ class MqttConnection:
                 [publish_of(message)]
             )
         self.client: mqtt.Client = client
+        self._fast_client = client
 
     # ---------------------------------------------------------------- lifecycle
 
@@ -318,6 +378,11 @@ class MqttConnection:
             log.debug("disconnect failed", exc_info=True)
         self.client.loop_stop()
         self._connected.clear()
+
+    def acknowledge(self, mid: int, qos: int) -> None:
+        """Acknowledge received message ``mid`` (manual acks): PUBACK at QoS 1, PUBREC at
+        QoS 2, whose PUBREL the client answers by itself (see the module doc)."""
+        self._fast_client.send_ack(mid, qos)
 
     @property
     def stopping(self) -> bool:

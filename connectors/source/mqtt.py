@@ -16,22 +16,27 @@ At-least-once:
   under a stable client id (default ``sluice-<connector>-<task id>``), so the
   broker keeps subscriptions and unacknowledged messages while the worker is
   down;
-- messages are acknowledged by hand (paho ``manual_ack``): the PUBACK goes out
-  in ``commit_record(record)``, which the runtime calls once the log has
-  acknowledged that record. Waiting for ``commit()`` would add nothing: the
-  offsets stored then are trivial, and MQTT replays nothing but what is not
-  acknowledged; it would only hold every message for up to
-  ``offset.flush.interval.ms`` and stall the broker's in-flight window.
-  A crash before the PUBACK means the broker sends the message again
-  (duplicates possible, nothing lost).
-- Use QoS 1: at QoS 2 the broker forgets the message once the client sent
-  PUBREC (paho does that on arrival), so a crash before the log write loses it.
+- messages are acknowledged by hand (paho ``manual_ack``): the acknowledgement
+  goes out in ``commit_record(record)``, which the runtime calls once the log
+  has acknowledged that record: PUBACK at QoS 1, PUBREC at QoS 2 (the broker
+  keeps a QoS 2 message until it has the PUBREC; its PUBREL is then answered
+  with PUBCOMP at once, see :mod:`connectors.mqtt.connection`). Waiting for
+  ``commit()`` would add nothing: the offsets stored then are trivial, and
+  MQTT replays nothing but what is not acknowledged; it would only hold every
+  message for up to ``offset.flush.interval.ms`` and stall the broker's
+  in-flight window. A crash before the PUBACK or PUBREC means the broker
+  sends the message again (DUP set: a duplicate in the log, nothing lost); a
+  crash after the PUBREC, before the PUBCOMP, means the record is in the log
+  and the broker sends only the PUBREL again, answered on the next connection.
+- So QoS 1 and QoS 2 give the same guarantee: at least once into the log, not
+  exactly once (QoS 2 only saves the duplicates the broker itself would send).
 - The broker must not drop queued messages for an absent client (Mosquitto:
   ``max_queued_messages 0``; its default keeps only 1000).
 - Throughput depends on how many unacknowledged messages the broker sends at
   once, since each waits for the log: Mosquitto's ``max_inflight_messages``
   (default 20; the tests and the benchmark use 1000); with MQTT 5 the task
-  also announces a Receive Maximum of ``mqtt.buffer.records`` (at most 65535).
+  also announces a Receive Maximum of ``mqtt.buffer.records`` (at most 65535),
+  which counts QoS 1 and 2 messages until their PUBACK or PUBCOMP.
 
 Flow control: the client's network thread hands messages over, the whole
 packets of each socket read at once (:mod:`connectors.mqtt.inbox`), into a
@@ -158,7 +163,7 @@ class MqttSourceConnector(SourceConnector):
 
 
 class MqttSourceTask(SourceTask):
-    """One persistent MQTT session; PUBACKs only for records the log acknowledged."""
+    """One persistent MQTT session; PUBACK/PUBREC only for records the log acknowledged."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -177,11 +182,6 @@ class MqttSourceTask(SourceTask):
         config = MqttSourceConfig.from_props(props)
         self._config = config
         self._capacity = config.buffer_records
-        if config.qos == 2:
-            log.warning(
-                "mqtt.qos=2: a crash between PUBREC and the log write loses the message; "
-                "QoS 1 is the at-least-once setting"
-            )
         task_id = self.context.task_id if self.context is not None else 0
         client_id = config.client_id or f"sluice-{props.get('name', 'mqtt-source')}-{task_id}"
         self._connection = MqttConnection(
@@ -273,7 +273,8 @@ class MqttSourceTask(SourceTask):
         return headers if mid == 0 else (*headers[:3], ("mqtt.message.id", mid))
 
     def commit_record(self, record: SourceRecord) -> None:
-        """The log acknowledged ``record``: now the broker may forget the message."""
+        """The log acknowledged ``record``: now the broker may forget the message
+        (PUBACK at QoS 1; PUBREC at QoS 2, the PUBREL that follows gets its PUBCOMP)."""
         if not self._unacked:  # QoS 0: nothing to acknowledge
             return
         entry = self._unacked.pop(id(record), None)
@@ -283,7 +284,7 @@ class MqttSourceTask(SourceTask):
         if generation != self._connection.generation:
             self._skipped_acks += 1  # received on a lost connection: redelivered on this one
             return
-        self._connection.client.ack(mid, qos)
+        self._connection.acknowledge(mid, qos)
         self._acked += 1
 
     def stop(self) -> None:

@@ -26,8 +26,12 @@ def wait_for(condition: Any, what: str, timeout_s: float = WAIT_S) -> None:
         time.sleep(0.05)
 
 
-def client(server: MosquittoServer, *, version: str = "3.1.1", **kwargs: Any) -> mqtt.Client:
-    """A connected paho client (network loop running) on the anonymous listener."""
+def client(
+    server: MosquittoServer, *, version: str = "3.1.1", max_inflight: int = 1000, **kwargs: Any
+) -> mqtt.Client:
+    """A connected paho client (network loop running) on the anonymous listener; it sends
+    at most ``max_inflight`` unacknowledged QoS 1/2 messages (Mosquitto disconnects a
+    client that sends more than its own ``max_inflight_messages``)."""
     v5 = version == "5"
     paho = mqtt.Client(
         mqtt.CallbackAPIVersion.VERSION2,
@@ -35,7 +39,7 @@ def client(server: MosquittoServer, *, version: str = "3.1.1", **kwargs: Any) ->
         protocol=mqtt.MQTTv5 if v5 else mqtt.MQTTv311,
         **kwargs,
     )
-    paho.max_inflight_messages_set(1000)
+    paho.max_inflight_messages_set(max_inflight)
     paho.connect("127.0.0.1", server.port, 30)
     paho.loop_start()
     return paho
@@ -49,9 +53,10 @@ def publish_all(
     retain: bool = False,
     version: str = "3.1.1",
     user_properties: list[tuple[str, str]] | None = None,
+    max_inflight: int = 1000,
 ) -> int:
     """Publish ``messages`` and wait until the broker acknowledged every one."""
-    publisher = client(server, version=version)
+    publisher = client(server, version=version, max_inflight=max_inflight)
     properties = None
     if user_properties:
         properties = Properties(PacketTypes.PUBLISH)

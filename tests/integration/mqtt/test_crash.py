@@ -1,11 +1,14 @@
-"""The worker stopped mid-stream (QoS 1, persistent session), then restarted.
+"""The worker stopped mid-stream (QoS 1 and 2, persistent session), then restarted.
 
 - SIGKILL: no message is lost (those in flight come again: duplicates allowed).
+  At QoS 2 this holds because the PUBREC goes out only once the log has the
+  record: a message killed before that is sent again by Mosquitto (DUP), one
+  killed after it only gets its PUBREL again, which the new task answers.
 - SIGTERM, a clean stop: no message is lost and none comes twice. The runtime
   flushes and runs the final commit before the task's ``stop()``, so the
-  PUBACKs for every record in the log reach Mosquitto before the disconnect
-  (closed gracefully: a reset would drop them); only what never reached the
-  log is delivered again.
+  PUBACKs / PUBRECs for every record in the log reach Mosquitto before the
+  disconnect (closed gracefully: a reset would drop them); only what never
+  reached the log is delivered again.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from collections.abc import Callable
 import pytest
 
 from tests.integration.mqtt.helpers import publish_all, wait_for
-from tests.integration.mqtt.worker_pipeline import LogReader, start_qos1_source
+from tests.integration.mqtt.worker_pipeline import LogReader, start_source
 from tests.support.mosquitto import MosquittoServer
 from tests.support.standalone_process import StandaloneProcess
 
@@ -25,6 +28,7 @@ COUNT = 10_000
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("qos", [1, 2], ids=["qos1", "qos2"])
 @pytest.mark.parametrize(
     ("sig", "exit_code"), [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGTERM, 0)],
     ids=["sigkill", "sigterm"],
@@ -35,13 +39,16 @@ def test_a_stop_mid_stream_loses_no_message(
     mqtt_prefix: str,
     sig: signal.Signals,
     exit_code: int,
+    qos: int,
 ) -> None:
     worker = fresh_worker().start()
-    topic = f"mqtt-stop-{sig.name.lower()}"
-    start_qos1_source(worker, mosquitto, mqtt_prefix, topic)
+    topic = f"mqtt-stop-{sig.name.lower()}-qos{qos}"
+    start_source(worker, mosquitto, mqtt_prefix, topic, qos=qos)
     sent = [str(i).encode() for i in range(COUNT)]
     publisher = threading.Thread(
-        target=publish_all, args=(mosquitto, [(f"{mqtt_prefix}/n", v) for v in sent])
+        target=publish_all,
+        args=(mosquitto, [(f"{mqtt_prefix}/n", v) for v in sent]),
+        kwargs={"qos": qos},
     )
     publisher.start()
     reader = LogReader(worker.bootstrap, topic)

@@ -105,12 +105,16 @@ def test_mqtt5_user_properties_become_headers(
     assert task.details()["mqtt.version"] == "5"
 
 
+@pytest.mark.parametrize("qos", [1, 2])
 def test_a_full_buffer_stops_reading_and_drops_nothing(
-    start_source, mosquitto: MosquittoServer, mqtt_prefix: str
+    start_source, mosquitto: MosquittoServer, mqtt_prefix: str, qos: int
 ) -> None:
-    task = start_source(f"{mqtt_prefix}/#", **{"mqtt.buffer.records": "5", "batch.size": "3"})
+    task = start_source(
+        f"{mqtt_prefix}/#",
+        **{"mqtt.buffer.records": "5", "batch.size": "3", "mqtt.qos": str(qos)},
+    )
     payloads = [str(i).encode() for i in range(300)]
-    publish_all(mosquitto, [(f"{mqtt_prefix}/n", payload) for payload in payloads])
+    publish_all(mosquitto, [(f"{mqtt_prefix}/n", payload) for payload in payloads], qos=qos)
     wait_for(lambda: task.details()["messages.buffered"] == 5, "a full buffer")
     assert task.details()["messages.received"] == 5  # reading paused: no more taken in
     records = drain(task, 300)
@@ -118,23 +122,32 @@ def test_a_full_buffer_stops_reading_and_drops_nothing(
     assert sorted(r.value for r in records) == sorted(payloads)  # every one, once
 
 
+@pytest.mark.parametrize("qos", [1, 2])
 def test_unacknowledged_messages_come_again_in_the_next_session(
-    start_source, mosquitto: MosquittoServer, mqtt_prefix: str
+    start_source, mosquitto: MosquittoServer, mqtt_prefix: str, qos: int
 ) -> None:
+    """At QoS 2 too: no PUBREC before the log acknowledged the record, so Mosquitto
+    still has the message and sends it again, flagged DUP."""
     client_id = f"session-{uuid.uuid4().hex[:10]}"
-    first = start_source(f"{mqtt_prefix}/#", **{"mqtt.client.id": client_id})
-    publish_all(mosquitto, [(f"{mqtt_prefix}/n", str(i)) for i in range(20)])
+    props = {"mqtt.client.id": client_id, "mqtt.qos": str(qos)}
+    first = start_source(f"{mqtt_prefix}/#", **props)
+    publish_all(mosquitto, [(f"{mqtt_prefix}/n", str(i)) for i in range(20)], qos=qos)
     records = drain(first, 20, ack=False)
     for record in records[:10]:  # the log acknowledged only these
         first.commit_record(record)
     first.stop()
-    publish_all(mosquitto, [(f"{mqtt_prefix}/n", str(i)) for i in range(20, 30)])  # while away
+    publish_all(  # while away
+        mosquitto, [(f"{mqtt_prefix}/n", str(i)) for i in range(20, 30)], qos=qos
+    )
 
-    second = start_source(f"{mqtt_prefix}/#", **{"mqtt.client.id": client_id})
+    second = start_source(f"{mqtt_prefix}/#", **props)
     again = drain(second, 20)
     values = {int(r.value) for r in again}
     assert values >= set(range(10, 30))  # unacknowledged and missed ones: none lost
     assert not values & set(range(10))  # acknowledged ones are not sent again
+    resent = {int(r.value) for r in again if r.header("mqtt.duplicate")}
+    assert resent == set(range(10, 20))  # sent before: flagged DUP
+    assert {r.header("mqtt.qos") for r in again} == {qos}
 
 
 def test_messages_arrive_over_tls(
@@ -172,7 +185,7 @@ def test_the_source_reconnects_after_the_broker_restarts(
         server.stop()
 
 
-@pytest.mark.parametrize("qos", [0, 1])
+@pytest.mark.parametrize("qos", [0, 1, 2])
 def test_bursts_and_packets_larger_than_a_read_chunk_arrive_whole_and_in_order(
     start_source, mosquitto: MosquittoServer, mqtt_prefix: str, qos: int
 ) -> None:
@@ -186,10 +199,10 @@ def test_bursts_and_packets_larger_than_a_read_chunk_arrive_whole_and_in_order(
     assert [r.value for r in records] == payloads
 
 
-def test_qos_2_messages_take_paho_s_own_path_and_arrive_once(
+def test_qos_2_messages_arrive_once_and_are_acknowledged_after_the_log(
     start_source, mosquitto: MosquittoServer, mqtt_prefix: str
 ) -> None:
-    """QoS 2 (PUBREC, PUBREL) is left to paho; its messages come out as the others do."""
+    """QoS 2 messages come out as the others do; PUBREC only in commit_record."""
     task = start_source(f"{mqtt_prefix}/#", **{"mqtt.qos": "2"})
     payloads = [f"m{n}".encode() for n in range(20)]
     publish_all(mosquitto, [(f"{mqtt_prefix}/q2", p) for p in payloads], qos=2)
@@ -197,4 +210,5 @@ def test_qos_2_messages_take_paho_s_own_path_and_arrive_once(
     assert [r.value for r in records] == payloads
     assert {(r.key, r.header("mqtt.qos")) for r in records} == {(f"{mqtt_prefix}/q2", 2)}
     assert all(r.header("mqtt.message.id") > 0 for r in records)
+    assert task.details()["messages.acked"] == len(payloads)
     assert task.poll() == []

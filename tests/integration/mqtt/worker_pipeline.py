@@ -1,4 +1,4 @@
-"""A QoS 1 MqttSource in a ``sluice standalone`` process, and a reader of its topic."""
+"""An MqttSource in a ``sluice standalone`` process, and a reader of its topic."""
 
 from __future__ import annotations
 
@@ -30,10 +30,15 @@ class LogReader:
         self._consumer.close()
 
 
-def start_qos1_source(
-    worker: StandaloneProcess, mosquitto: MosquittoServer, mqtt_prefix: str, name: str
+def start_source(
+    worker: StandaloneProcess,
+    mosquitto: MosquittoServer,
+    mqtt_prefix: str,
+    name: str,
+    *,
+    qos: int = 1,
 ) -> None:
-    """Run pipeline ``name`` (topic ``name``): ``<mqtt_prefix>/#`` at QoS 1, until connected."""
+    """Run pipeline ``name`` (topic ``name``): ``<mqtt_prefix>/#`` at ``qos``, until connected."""
     worker.write_pipeline(
         name,
         properties(
@@ -42,7 +47,7 @@ def start_qos1_source(
             mqtt_server_uri=mosquitto.uri,
             mqtt_topics=f"{mqtt_prefix}/#",
             kafka_topic=name,
-            mqtt_qos=1,
+            mqtt_qos=qos,
             key_converter="org.apache.kafka.connect.storage.StringConverter",
             value_converter="org.apache.kafka.connect.converters.ByteArrayConverter",
         ),
