@@ -270,7 +270,7 @@ class _RotatingClient(mqtt.Client):
     def _handle_pubrel(self) -> mqtt.MQTTErrorCode:
         if not self._manual_ack:
             return super()._handle_pubrel()
-        mid = release_id(self._in_packet["packet"], v5=self._protocol == mqtt.MQTTv5)
+        mid = release_id(bytes(self._in_packet["packet"]), v5=self._protocol == mqtt.MQTTv5)
         if mid is None:
             return mqtt.MQTTErrorCode.MQTT_ERR_PROTOCOL
         return self._send_pubcomp(mid)

@@ -29,7 +29,8 @@ At-least-once:
   crash after the PUBREC, before the PUBCOMP, means the record is in the log
   and the broker sends only the PUBREL again, answered on the next connection.
 - So QoS 1 and QoS 2 give the same guarantee: at least once into the log, not
-  exactly once (QoS 2 only saves the duplicates the broker itself would send).
+  exactly once: a message the broker sends again after a lost connection or a
+  crash may be written twice, at QoS 2 as at QoS 1.
 - The broker must not drop queued messages for an absent client (Mosquitto:
   ``max_queued_messages 0``; its default keeps only 1000).
 - Throughput depends on how many unacknowledged messages the broker sends at
