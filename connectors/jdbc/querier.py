@@ -24,13 +24,20 @@ import contextlib
 import datetime as dt
 import itertools
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from connectors.api import DataError, Schema, SchemaType, SourceRecord, source_records, struct
 from connectors.jdbc.dialect import Column, Dialect, TableId
 from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.sqlite import sqlite_reader
-from connectors.jdbc.types import PG_TEXT_TYPES, infer_schema, pg_column_schema
+from connectors.jdbc.types import (
+    DECIMAL,
+    PG_TEXT_TYPES,
+    infer_schema,
+    map_numeric,
+    pg_column_schema,
+)
 from connectors.jdbc.url import DialectName
 
 EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -83,6 +90,7 @@ class Querier:
         self.next_run = 0.0
         self._cursor: Any = None
         self._schema: Schema | None = None
+        self._decimals: dict[str, Schema] = {}  # Decimal columns as declared (numeric.mapping)
 
     @property
     def active(self) -> bool:
@@ -175,12 +183,16 @@ class Querier:
     # ------------------------------------------------------------ SQL
 
     def _columns(self, conn: Any) -> list[Column]:
+        """The columns read, with their Connect schemas (``numeric.mapping`` applied)."""
         if self.table is not None:
             columns = self.dialect.columns(conn, self.table)
             if columns is None:
                 raise DataError(f"table {self.table} does not exist (any more)")
-            return columns
-        return self._query_columns(conn)
+        else:
+            columns = self._query_columns(conn)
+        self._decimals = {c.name: c.schema for c in columns if c.schema.name == DECIMAL}
+        mapping = self.config.numeric_mapping
+        return [replace(c, schema=map_numeric(c.schema, mapping)) for c in columns]
 
     def _query_columns(self, conn: Any) -> list[Column]:
         cursor = conn.cursor()
@@ -204,8 +216,14 @@ class Querier:
 
     def _make_readers(self, columns: list[Column]) -> list[tuple[int, Callable[[Any], Any]]]:
         readers: list[tuple[int, Callable[[Any], Any]]] = []
+        sqlite = self.dialect.name is DialectName.SQLITE
         for i, column in enumerate(columns):
-            if self.dialect.name is DialectName.SQLITE:
+            read: Callable[[Any], Any] | None
+            declared = self._decimals.get(column.name)
+            if declared is not None and column.schema is not declared:  # numeric.mapping
+                first = sqlite_reader(declared) if sqlite else None
+                read = _numeric_reader(column.schema.type, first)
+            elif sqlite:
                 read = sqlite_reader(column.schema)
             elif self.query is not None and column.schema.type is SchemaType.STRING:
                 read = str
@@ -283,3 +301,13 @@ _PG_BY_SHORT = {
     "timestamp": "timestamp without time zone", "timestamptz": "timestamp with time zone",
     "text": "text", "varchar": "character varying", "bpchar": "character",
 }
+
+
+def _numeric_reader(
+    kind: SchemaType, first: Callable[[Any], Any] | None
+) -> Callable[[Any], Any]:
+    """Read a numeric column mapped to an int or a double (after the dialect's reader)."""
+    convert: Callable[[Any], Any] = float if kind is SchemaType.FLOAT64 else int
+    if first is None:
+        return convert
+    return lambda value: None if (decimal := first(value)) is None else convert(decimal)

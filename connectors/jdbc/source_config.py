@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from connectors.jdbc.sink_config import JdbcConnectionConfig
 
 Mode = Literal["bulk", "incrementing", "timestamp", "timestamp+incrementing"]
+NumericMapping = Literal["none", "precision_only", "best_fit", "best_fit_eager_double"]
 
 
 class JdbcSourceConfig(JdbcConnectionConfig):
@@ -43,6 +44,13 @@ class JdbcSourceConfig(JdbcConnectionConfig):
     )
     table_blacklist: str = Field(
         "", alias="table.blacklist", description="Comma-separated tables not to copy."
+    )
+    numeric_mapping: NumericMapping = Field(
+        "none",
+        alias="numeric.mapping",
+        description="How numeric(p, s) columns are read: none (Decimal), precision_only "
+        "(scale 0 and p < 19: int8/16/32/64 by p), best_fit (p < 19: ints for scale 0, double "
+        "otherwise) or best_fit_eager_double (double for any scale > 0; ints as best_fit).",
     )
     query: str = Field(
         "", alias="query",

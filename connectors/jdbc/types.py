@@ -13,6 +13,7 @@ boolean                                boolean
 numeric(p, s)                          Decimal (bytes, ``scale`` = s,
                                        ``connect.decimal.precision`` = p)
 numeric (no scale declared)            double (as Confluent's ``best_fit``)
+numeric(p, s) with ``numeric.mapping``  int8/16/32/64 or double: :func:`map_numeric`
 date / time / timestamp[tz]            Date / Time / Timestamp (UTC instants)
 bytea                                  bytes
 text, varchar, char, uuid, json, ...   string (anything else is read as text)
@@ -81,6 +82,45 @@ def pg_column_schema(
         base.type, optional=nullable, name=base.name, version=base.version,
         parameters=base.parameters,
     )
+
+
+def map_numeric(schema: Schema, mapping: str) -> Schema:
+    """A Decimal column's schema under the JDBC source's ``numeric.mapping`` (Confluent's).
+
+    ``precision_only``: scale 0 and precision below 19 -> the smallest of int8/16/32/64
+    holding that many digits; ``best_fit``: the same for scale <= 0, double for a
+    scale above 0, both only for precision below 19; ``best_fit_eager_double``:
+    double for any scale above 0, ints as ``best_fit``. Anything else, and ``none``,
+    keeps the Decimal. Other schemas are returned as they are.
+    """
+    if schema.name != DECIMAL or mapping == "none":
+        return schema
+    params = schema.parameters or {}
+    precision = int(params.get(PRECISION_PARAM) or 0)
+    scale = int(params.get("scale", "0"))
+    if not precision:
+        return schema  # no declared precision: nothing to fit
+    kind: SchemaType | None = None
+    if mapping == "best_fit_eager_double" and scale > 0:
+        kind = SchemaType.FLOAT64
+    elif precision < 19:
+        if scale <= 0 and (scale == 0 or mapping != "precision_only"):
+            kind = _int_for_precision(precision)
+        elif scale > 0 and mapping in ("best_fit", "best_fit_eager_double"):
+            kind = SchemaType.FLOAT64
+    if kind is None:
+        return schema
+    return Schema(kind, optional=schema.optional)
+
+
+def _int_for_precision(precision: int) -> SchemaType:
+    if precision > 9:
+        return SchemaType.INT64
+    if precision > 4:
+        return SchemaType.INT32
+    if precision > 2:
+        return SchemaType.INT16
+    return SchemaType.INT8
 
 
 _SQLITE_DECIMAL = re.compile(r"(?:DECIMAL|NUMERIC)\s*\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")

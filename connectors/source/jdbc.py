@@ -11,7 +11,9 @@ for new task configurations when the set changed. ``query`` runs in one task.
 Records: topic = ``topic.prefix`` + table name (``schema.table`` outside
 PostgreSQL's ``public``), key None (as Confluent's), value a struct (dict) with
 a schema derived from the column types (:mod:`connectors.jdbc.types`), so a
-JdbcSink with ``auto.create`` makes the same table.
+JdbcSink with ``auto.create`` makes the same table. ``numeric.mapping``
+(Confluent's none / precision_only / best_fit / best_fit_eager_double) reads
+``numeric(p, s)`` columns as ints or doubles instead of Decimals.
 
 Each task reads one table at a time through a server-side cursor,
 ``batch.max.rows`` rows per ``poll``, and queries each table again

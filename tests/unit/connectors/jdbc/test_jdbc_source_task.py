@@ -7,7 +7,10 @@ import sqlite3
 from decimal import Decimal
 from pathlib import Path
 
-from connectors.api import SchemaType, SourceRecord
+import pytest
+
+from connectors.api import ConfigError, SchemaType, SourceRecord
+from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import DATE, DECIMAL, TIMESTAMP
 from connectors.source.jdbc import JdbcSourceTask
 from tests.support.postgres import PostgresServer
@@ -122,3 +125,67 @@ def test_timestamp_mode_waits_for_the_delay_interval(
     assert [r.value["v"] for r in records] == ["older", "old"]  # by timestamp; not yet 'fresh'
     offset = records[-1].source_offset
     assert offset is not None and set(offset) == {"timestamp", "timestamp_nanos"}
+
+
+NUMERIC_COLUMNS = "a numeric(2,0), b numeric(5,0), c numeric(18,0), d numeric(12,2), " \
+    "e numeric(20,0), f numeric(20,4)"
+NUMERIC_ROW = "(12, 12345, 123456789012345678, 1234567890.25, 12345678901234567890, 1.2345)"
+# numeric.mapping -> the Connect type of columns a..f (Confluent's rules).
+NUMERIC_TYPES = {
+    "none": [SchemaType.BYTES] * 6,
+    "precision_only": [SchemaType.INT8, SchemaType.INT32, SchemaType.INT64, SchemaType.BYTES,
+                       SchemaType.BYTES, SchemaType.BYTES],
+    "best_fit": [SchemaType.INT8, SchemaType.INT32, SchemaType.INT64, SchemaType.FLOAT64,
+                 SchemaType.BYTES, SchemaType.BYTES],
+    "best_fit_eager_double": [SchemaType.INT8, SchemaType.INT32, SchemaType.INT64,
+                              SchemaType.FLOAT64, SchemaType.BYTES, SchemaType.FLOAT64],
+}
+NUMERIC_VALUES = {
+    SchemaType.INT8: [12], SchemaType.INT32: [12345], SchemaType.INT64: [123456789012345678],
+    SchemaType.FLOAT64: [1234567890.25, 1.2345],
+}
+
+
+def _check_numeric_mapping(records: list[SourceRecord], mapping: str) -> None:
+    assert len(records) == 1 and records[0].value_schema is not None
+    schema = {f.name: f.schema for f in records[0].value_schema.fields}
+    value = records[0].value
+    assert [schema[c].type for c in "abcdef"] == NUMERIC_TYPES[mapping]
+    for column, kind in zip("abcdef", NUMERIC_TYPES[mapping], strict=True):
+        if kind is SchemaType.BYTES:
+            assert schema[column].name == DECIMAL and isinstance(value[column], Decimal)
+        else:
+            assert type(value[column]) is (float if kind is SchemaType.FLOAT64 else int)
+            assert value[column] in NUMERIC_VALUES[kind]
+
+
+@pytest.mark.parametrize("mapping", list(NUMERIC_TYPES))
+def test_numeric_mapping_on_postgres(
+    postgres: PostgresServer, pg_database: str, mapping: str
+) -> None:
+    with postgres.connect(pg_database) as conn:
+        conn.execute(f"CREATE TABLE n (id bigint, {NUMERIC_COLUMNS})")
+        conn.execute(f"INSERT INTO n VALUES (1, {NUMERIC_ROW[1:]}")
+    task = start(postgres.url(pg_database, jdbc=True), mode="bulk", tables='["n"]',
+                 **{"numeric.mapping": mapping})
+    records = [r for r in drain(task, 2) if r.topic == "p-n"][:1]
+    task.stop()
+    _check_numeric_mapping(records, mapping)
+
+
+@pytest.mark.parametrize("mapping", ["precision_only", "best_fit_eager_double"])
+def test_numeric_mapping_on_sqlite(tmp_path: Path, mapping: str) -> None:
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"CREATE TABLE n (id INTEGER, {NUMERIC_COLUMNS})")
+        conn.execute(f"INSERT INTO n VALUES (1, {NUMERIC_ROW[1:]}")
+    task = start(f"sqlite:///{path}", mode="bulk", tables='["n"]',
+                 **{"numeric.mapping": mapping})
+    records = drain(task, 1)[:1]
+    task.stop()
+    _check_numeric_mapping(records, mapping)
+
+
+def test_a_bad_numeric_mapping_names_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"numeric\.mapping"):
+        JdbcSourceConfig.from_props({"connection.url": "sqlite:///x", "numeric.mapping": "all"})
