@@ -253,31 +253,44 @@ def _plugins_list(client: RestClient, args: argparse.Namespace) -> None:
 
 def _validate(args: argparse.Namespace) -> int:
     path: Path = args.file
-    problems, summary = validate_pipeline(path, args.worker_config)
+    problems, summary, unused = validate_pipeline(path, args.worker_config)
+    note = (
+        f"  note: keys nothing reads, ignored (as Kafka Connect ignores unknown keys): "
+        f"{', '.join(unused)}"
+    )
     if problems:
         print(f"{path}: {len(problems)} problem(s)")
         for problem in problems:
             print(f"  - {problem}")
+        if unused:
+            print(note)
         return 1
     print(f"{path}: OK: {summary}")
+    if unused:
+        print(note)
     return 0
 
 
-def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[list[str], str]:
-    """Every problem of one pipeline file: syntax, config, then the connector's ``check()``.
+def validate_pipeline(
+    path: Path, worker_config: Path | None = None
+) -> tuple[list[str], str, list[str]]:
+    """Every problem of one pipeline file: syntax, config, then the connector's ``check()``;
+    the summary when there is none; and the keys nothing reads (not problems, see
+    :mod:`connect_worker.unused_keys`), when the connector class is known.
 
     ``${provider:path:key}`` references are resolved as the worker resolves them
     (``config.providers`` of ``worker_config``; default env, file, directory).
     """
     from connect_worker.config_providers import providers_from_worker_config, resolve_references
     from connect_worker.plugins import PluginRegistry
+    from connect_worker.unused_keys import unused_keys
     from connect_worker.validation import validate_connector_config
     from connect_worker.watch import read_pipeline_file
     from connect_worker.worker_config import WorkerConfig
 
     pipeline = read_pipeline_file(path)
     if pipeline.problems:
-        return list(pipeline.problems), ""
+        return list(pipeline.problems), "", []
     try:
         worker = WorkerConfig.from_properties(
             load_properties(worker_config) if worker_config else {}
@@ -285,12 +298,16 @@ def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[li
         registry = PluginRegistry.load(plugin_path=worker.plugin_path)
         providers = providers_from_worker_config(worker.props, registry)
     except ValueError as exc:  # ConfigError: the worker config is wrong
-        return [f"{worker_config}: {exc}"], ""
+        return [f"{worker_config}: {exc}"], "", []
     try:
         result = validate_connector_config(registry, pipeline.config, providers)
+        unused = (
+            unused_keys(result.connector_class, pipeline.config)
+            if result.connector_class is not None else []
+        )
         problems = [f"{key}: {text}" for key, texts in result.errors.items() for text in texts]
         if problems:
-            return [*problems, "check() was not run: fix the config first"], ""
+            return [*problems, "check() was not run: fix the config first"], "", unused
         resolved = resolve_references(pipeline.config, providers)
         problems = _check(registry.connector_class(resolved["connector.class"]), resolved)
     finally:
@@ -300,7 +317,7 @@ def validate_pipeline(path: Path, worker_config: Path | None = None) -> tuple[li
         f"connector {pipeline.name!r} ({pipeline.config['connector.class']}) is valid "
         "and its check() passed"
     )
-    return problems, summary
+    return problems, summary, unused
 
 
 def _check(connector_class: type[Any], config: dict[str, str]) -> list[str]:

@@ -37,7 +37,7 @@ from connectors.api import (
     SinkTask,
     TopicPartition,
 )
-from spark_sinks.sink_config import SparkSinkConfig
+from spark_sinks.sink_config import CONF_PREFIX, SparkSinkConfig
 
 if TYPE_CHECKING:
     from pyspark.sql.streaming import StreamingQuery
@@ -52,6 +52,7 @@ class SparkSinkConnector(SinkConnector):
     """Runs one Spark Structured Streaming query over its topics (Spark parallelises it)."""
 
     config_model = SparkSinkConfig
+    config_prefixes = (CONF_PREFIX,)
     aliases = ("SparkSink", "SparkSinkConnector")
 
     def __init__(self) -> None:

@@ -33,6 +33,7 @@ from connect_worker.runtime.task_factory import ReporterFactory, TaskFactory
 from connect_worker.runtime.task_thread import TaskThread
 from connect_worker.runtime.topics import TopicCreator
 from connect_worker.storage.offsets import OffsetStore
+from connect_worker.unused_keys import unused_keys
 from log_engine.client import SyncAdmin
 
 if TYPE_CHECKING:
@@ -80,6 +81,12 @@ class Worker:
         """Start connector ``name`` (stopping a previous instance); False if it FAILED."""
         self.stop_connector(name)
         cls = self._registry.connector_class(props["connector.class"])
+        unused = unused_keys(cls, props)
+        if unused:
+            log.warning(
+                "connector %s: keys nothing reads, ignored (as Kafka Connect ignores unknown "
+                "keys): %s", name, ", ".join(unused),
+            )
         instance = ConnectorInstance(name, cls, props, self._listener, on_reconfigure)
         with self._lock:
             self._connectors[name] = instance

@@ -19,7 +19,9 @@ Lifecycle (the runtime calls these in this order, from one thread)::
 
 Class attributes: ``config_model`` (the pydantic model of its keys), ``aliases``
 (short names and foreign class names users may put in ``connector.class``),
-``version``, ``task_class()``.
+``version``, ``task_class()``, and ``config_prefixes``: key prefixes the
+connector reads beyond its model (e.g. ``spark.conf.``), so that the worker
+does not list such keys among those nothing reads.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ class Connector(ABC):
     config_model: ClassVar[type[PluginConfig]] = PluginConfig
     aliases: ClassVar[tuple[str, ...]] = ()
     version: ClassVar[str] = "0.1.0"
+    config_prefixes: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self) -> None:
         self.context: ConnectorContext | None = None

@@ -146,6 +146,18 @@ def test_validate_dry_run(tmp_path: Path) -> None:
     good.write_text(file_source("good", source, "t"))
     done = sluice("validate", str(good))
     assert done.returncode == 0 and "OK" in done.stdout, done.stdout + done.stderr
+    assert "nothing reads" not in done.stdout
+
+    # Keys nothing reads (a Confluent option we lack, a typo) are a note, not a problem;
+    # client overrides and converter settings are read.
+    extra = tmp_path / "extra.properties"
+    extra.write_text(file_source("extra", source, "t") + "file.encodng=utf-8\n"
+                     "exactly.once.support=required\nproducer.override.linger.ms=5\n"
+                     "value.converter.schemas.enable=false\n")
+    done = sluice("validate", str(extra))
+    assert done.returncode == 0 and "OK" in done.stdout, done.stdout + done.stderr
+    assert ("note: keys nothing reads, ignored (as Kafka Connect ignores unknown keys): "
+            "exactly.once.support, file.encodng") in done.stdout
 
     bad = tmp_path / "bad.properties"
     bad.write_text(file_source("bad", source, "t") + "tasks.max=abc\nbatch.size=-1\n")

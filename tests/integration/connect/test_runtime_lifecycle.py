@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -312,3 +313,22 @@ def test_restart_and_delete(make_herder: MakeHerder, topic_name: str) -> None:
     assert herder.restart_connector(src, include_tasks=True).state is State.STOPPED  # no-op
     herder.delete_connector(src)
     assert herder.connectors() == []
+
+
+def test_keys_nothing_reads_are_logged_when_the_connector_starts(
+    make_herder: MakeHerder, topic_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    herder = make_herder()
+    sink = f"{topic_name}-sink"
+    with caplog.at_level(logging.WARNING, logger="connect_worker.runtime.worker"):
+        herder.put_connector_config(
+            sink, sink_config(topic_name, **{"consumer.override.max.poll.records": "10",
+                                             "frobnicate.level": "3"}),
+            allow_replace=False,
+        )
+        wait_for(lambda: task_state(herder, sink) is State.RUNNING, "the sink running")
+    warnings = [r.getMessage() for r in caplog.records if "nothing reads" in r.getMessage()]
+    assert warnings == [
+        f"connector {sink}: keys nothing reads, ignored (as Kafka Connect ignores unknown "
+        "keys): frobnicate.level"
+    ]
