@@ -43,12 +43,23 @@ class PostgresCdcConfig(PluginConfig):
     publication_autocreate_mode: AutocreateMode = Field(
         "all_tables", alias="publication.autocreate.mode",
         description="all_tables: create it FOR ALL TABLES if missing; filtered: create or "
-        "update it for the included tables; no_tables: create it empty; disabled: it must exist.")
+        "update it FOR TABLE the captured tables (those passing the schema and table "
+        "include/exclude lists); no_tables: create it empty; disabled: it must exist.")
     snapshot_mode: SnapshotMode = Field(
         "initial", alias="snapshot.mode",
         description="initial: snapshot when no offset exists, then stream; always: snapshot "
         "on every start; initial_only: snapshot, no streaming; no_data: stream only; "
         "when_needed: snapshot when no offset exists or the slot is gone.")
+    schema_include_list: str = Field("", alias="schema.include.list",
+                                     description="Comma-separated regexes matched against the "
+                                     "whole schema name: only tables in those schemas are "
+                                     "captured (snapshot, stream, and the tables a filtered "
+                                     "publication holds); combined with table.include.list "
+                                     "or table.exclude.list, a table must pass both.")
+    schema_exclude_list: str = Field("", alias="schema.exclude.list",
+                                     description="Comma-separated regexes of whole schema names "
+                                     "whose tables are not captured; cannot be set with "
+                                     "schema.include.list.")
     table_include_list: str = Field("", alias="table.include.list",
                                     description="Comma-separated regexes matched against the "
                                     "whole schema.table name: only those tables are captured.")
@@ -105,7 +116,8 @@ class PostgresCdcConfig(PluginConfig):
         return value
 
     @field_validator(
-        "table_include_list", "table_exclude_list", "column_include_list", "column_exclude_list"
+        "schema_include_list", "schema_exclude_list", "table_include_list", "table_exclude_list",
+        "column_include_list", "column_exclude_list",
     )
     @classmethod
     def _regexes(cls, value: str) -> str:
@@ -127,11 +139,21 @@ class PostgresCdcConfig(PluginConfig):
 
     @model_validator(mode="after")
     def _one_table_list(self) -> PostgresCdcConfig:
+        if self.schema_include_list and self.schema_exclude_list:
+            raise ValueError("schema.include.list and schema.exclude.list cannot both be set")
         if self.table_include_list and self.table_exclude_list:
             raise ValueError("table.include.list and table.exclude.list cannot both be set")
         if self.column_include_list and self.column_exclude_list:
             raise ValueError("column.include.list and column.exclude.list cannot both be set")
         return self
+
+    @cached_property
+    def schema_include_patterns(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in _split(self.schema_include_list)]
+
+    @cached_property
+    def schema_exclude_patterns(self) -> list[re.Pattern[str]]:
+        return [re.compile(p) for p in _split(self.schema_exclude_list)]
 
     @cached_property
     def include_patterns(self) -> list[re.Pattern[str]]:
@@ -164,8 +186,18 @@ class PostgresCdcConfig(PluginConfig):
     def skipped(self) -> frozenset[str]:
         return frozenset(_split(self.skipped_operations)) - {"none"}
 
+    def captures_schema(self, schema: str) -> bool:
+        """Whether tables of ``schema`` pass schema.include/exclude.list (anchored regexes)."""
+        if self.schema_include_patterns:
+            return any(p.fullmatch(schema) for p in self.schema_include_patterns)
+        return not any(p.fullmatch(schema) for p in self.schema_exclude_patterns)
+
     def captures(self, qualified_name: str) -> bool:
-        """Whether ``schema.table`` passes the include/exclude lists (anchored regexes)."""
+        """Whether ``schema.table`` is captured: its schema passes the schema lists AND the
+        name passes table.include/exclude.list (both anchored regexes), as in Debezium."""
+        schema = qualified_name.partition(".")[0]
+        if not self.captures_schema(schema):
+            return False
         if self.include_patterns:
             return any(p.fullmatch(qualified_name) for p in self.include_patterns)
         return not any(p.fullmatch(qualified_name) for p in self.exclude_patterns)

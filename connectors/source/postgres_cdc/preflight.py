@@ -63,6 +63,13 @@ def server_problems(conn: psycopg.Connection, config: PostgresCdcConfig) -> list
     if not (can_replicate and can_replicate[0]):
         found.append(f"database.user: role {config.user!r} lacks the REPLICATION attribute")
     tables = catalog.user_tables(conn)
+    schemas = {catalog.split_name(name)[0] for name in tables}
+    for pattern in config.schema_include_patterns:
+        if not any(pattern.fullmatch(schema) for schema in schemas):
+            found.append(
+                f"schema.include.list: no schema with tables matches {pattern.pattern!r} in "
+                f"database {config.dbname!r}"
+            )
     for pattern in config.include_patterns:
         if not any(pattern.fullmatch(name) for name in tables):
             found.append(

@@ -18,8 +18,9 @@ def ensure_publication(conn: psycopg.Connection, config: PostgresCdcConfig) -> l
     """Make the publication exist as configured; return the captured ``schema.table`` names.
 
     all_tables: ``FOR ALL TABLES`` when missing; filtered: ``FOR TABLE`` the
-    included tables (updated with ``SET TABLE`` if it exists); no_tables:
-    created empty; disabled: must exist (ConnectError otherwise).
+    captured tables, those passing the schema and table lists (updated with
+    ``SET TABLE`` if it exists); no_tables: created empty; disabled: must
+    exist (ConnectError otherwise).
     """
     name = config.publication_name
     mode = config.publication_autocreate_mode

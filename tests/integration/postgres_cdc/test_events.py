@@ -11,7 +11,9 @@ import psycopg
 
 from connect_worker.converters.json import JsonConverter
 from connectors.api import SchemaType
-from tests.integration.postgres_cdc.conftest import TaskHarness
+from connectors.source.postgres_cdc.connector import PostgresCdcConnector
+from tests.integration.postgres_cdc.conftest import TaskHarness, cdc_props
+from tests.support.postgres import PostgresServer
 
 ALL_TYPES = """
 CREATE TABLE public.everything (
@@ -328,3 +330,47 @@ def test_column_exclude_list_leaves_columns_out(
     assert create.value["after"] == {"id": 2, "name": "b"}
     assert delete.value["before"] == {"id": 1, "name": None}
     assert _field_names(create.value_schema.field("after").schema) == ["id", "name"]
+
+
+def test_schema_include_list_in_snapshot_stream_and_filtered_publication(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness], postgres: PostgresServer,
+    pg_database: str,
+) -> None:
+    db.execute("CREATE SCHEMA other")
+    for schema in ("public", "other"):
+        db.execute(f"CREATE TABLE {schema}.a (id int PRIMARY KEY)")
+        db.execute(f"INSERT INTO {schema}.a VALUES (1)")
+    db.execute("CREATE TABLE other.b (id int PRIMARY KEY)")
+    db.execute("CREATE TABLE public.b (id int PRIMARY KEY)")
+    h = harness(**{"schema.include.list": "other"})  # publication FOR ALL TABLES
+    db.execute("INSERT INTO public.a VALUES (2)")
+    db.execute("INSERT INTO public.b VALUES (2)")
+    db.execute("INSERT INTO other.b VALUES (2)")
+    db.execute("INSERT INTO other.a VALUES (2)")
+    h.poll_until(lambda rs: len(rs) >= 3)
+    assert [(r.topic, r.value["op"], r.key) for r in h.records] == [
+        ("srv.other.a", "r", {"id": 1}),
+        ("srv.other.b", "c", {"id": 2}),
+        ("srv.other.a", "c", {"id": 2}),
+    ]
+
+    filtered = TaskHarness(dict(h.props, **{
+        "slot.name": "filtered", "publication.name": "filtered_pub",
+        "publication.autocreate.mode": "filtered", "snapshot.mode": "no_data"})).start()
+    try:
+        published = db.execute(
+            "SELECT schemaname || '.' || tablename FROM pg_publication_tables "
+            "WHERE pubname = 'filtered_pub' ORDER BY 1").fetchall()
+        assert [row[0] for row in published] == ["other.a", "other.b"]
+        db.execute("INSERT INTO public.a VALUES (3)")
+        db.execute("INSERT INTO other.b VALUES (3)")
+        filtered.poll_until(lambda rs: len(rs) >= 1)
+        assert [(r.topic, r.key) for r in filtered.records] == [("srv.other.b", {"id": 3})]
+    finally:
+        filtered.stop()
+
+    problems = PostgresCdcConnector().check(
+        cdc_props(postgres, pg_database, **{"schema.include.list": "other,nope",
+                                            "slot.name": "unused"}))
+    assert problems == [
+        f"schema.include.list: no schema with tables matches 'nope' in database {pg_database!r}"]

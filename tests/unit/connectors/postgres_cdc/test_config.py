@@ -46,6 +46,46 @@ def test_table_lists_are_anchored() -> None:
     assert exclude.captures("public.t") and not exclude.captures("public.tmp_1")
 
 
+def test_schema_include_list_is_anchored() -> None:
+    config = PostgresCdcConfig.from_props({**BASE, "schema.include.list": "other, sales_.*"})
+    assert config.captures("other.t") and config.captures("sales_eu.orders")
+    assert not config.captures("public.t") and not config.captures("others.t")
+    assert not config.captures("xother.t") and not config.captures("sales.t")
+    assert config.captures_schema("other") and not config.captures_schema("public")
+
+
+def test_schema_exclude_list() -> None:
+    config = PostgresCdcConfig.from_props({**BASE, "schema.exclude.list": r"audit|tmp_\d+"})
+    assert config.captures("public.t") and config.captures("audit2.t")
+    assert not config.captures("audit.t") and not config.captures("tmp_7.t")
+    assert PostgresCdcConfig.from_props(BASE).captures("any.t")
+
+
+def test_both_schema_lists_is_an_error_naming_both_keys() -> None:
+    with pytest.raises(ConfigError, match=r"schema\.include\.list and schema\.exclude\.list "
+                       "cannot both be set"):
+        PostgresCdcConfig.from_props(
+            {**BASE, "schema.include.list": "a", "schema.exclude.list": "b"})
+    with pytest.raises(ConfigError, match=r"schema\.exclude\.list: .*bad regex"):
+        PostgresCdcConfig.from_props({**BASE, "schema.exclude.list": "(x"})
+
+
+def test_schema_and_table_lists_both_apply() -> None:
+    with_include = PostgresCdcConfig.from_props(
+        {**BASE, "schema.include.list": "other", "table.include.list": r".*\.keep.*"})
+    assert with_include.captures("other.keep_1")
+    assert not with_include.captures("other.drop")  # schema passes, table does not
+    assert not with_include.captures("public.keep_1")  # table passes, schema does not
+    with_exclude = PostgresCdcConfig.from_props(
+        {**BASE, "schema.exclude.list": "public", "table.exclude.list": r"other\.log"})
+    assert with_exclude.captures("other.orders")
+    assert not with_exclude.captures("other.log") and not with_exclude.captures("public.orders")
+    mixed = PostgresCdcConfig.from_props(
+        {**BASE, "schema.include.list": "other", "table.exclude.list": r"other\.log"})
+    assert mixed.captures("other.orders") and not mixed.captures("other.log")
+    assert not mixed.captures("public.orders")
+
+
 def test_column_lists() -> None:
     include = PostgresCdcConfig.from_props({**BASE, "column.include.list": r"s\.t\.(a|b)"})
     assert include.dropped_columns("s.t", ["a", "b", "c"]) == {"c"}
