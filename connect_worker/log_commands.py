@@ -10,7 +10,7 @@ import argparse
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import Any, TextIO
+from typing import Any, Literal, TextIO
 
 from log_engine.client import (
     ConfigResource,
@@ -293,7 +293,7 @@ def run_groups_reset(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         if args.to_offset is not None:
             targets = dict.fromkeys(partitions, args.to_offset)
         else:
-            spec = "earliest" if args.to_earliest else "latest"
+            spec: Literal["earliest", "latest"] = "earliest" if args.to_earliest else "latest"
             targets = {
                 tp: found[0]
                 for tp, found in admin.list_offsets(dict.fromkeys(partitions, spec)).items()

@@ -99,8 +99,7 @@ def apply_pipeline_file(herder: Herder, pipeline: PipelineFile) -> bool:
     """Create or update the file's connector, or record it FAILED; True if it was accepted."""
     if not pipeline.problems:
         try:
-            # source="file": the folder is the config's source of truth, so the herder
-            # does not persist it (StandaloneHerder's keyword; not yet in the Herder ABC).
+            # source="file": the folder is the config's source of truth (not persisted).
             _, created = herder.put_connector_config(
                 pipeline.name, pipeline.config, allow_replace=True, source="file"
             )

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 #: How often the watcher thread refreshes the query's progress (seconds).
-WATCH_INTERVAL_S = 1.0
+WATCH_INTERVAL_S = 1  # seconds (an int: StreamingQuery.awaitTermination takes whole seconds)
 
 
 class SparkSinkConnector(SinkConnector):

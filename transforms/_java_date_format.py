@@ -32,6 +32,11 @@ _UNSUPPORTED_HINTS = {"Y": " (week year; did you mean 'y'?)", "w": "", "W": "", 
 _Formatter = Callable[[dt.datetime], str]
 
 
+def _literal(text: str) -> _Formatter:
+    """A formatter writing ``text`` whatever the date (a quoted or plain literal)."""
+    return lambda _: text
+
+
 class DateFormatError(ValueError):
     """A pattern that cannot be compiled, or text that does not match a pattern."""
 
@@ -146,7 +151,8 @@ class JavaDateFormat:
         seen: set[str] = set()
         for index, (kind, item) in enumerate(items):
             if kind == "text":
-                self._formatters.append(lambda d, text=item: text)
+                assert isinstance(item, str)
+                self._formatters.append(_literal(item))
                 regex.append(re.escape(item))
                 continue
             letter, count = item

@@ -126,8 +126,13 @@ class Herder(ABC):
         *,
         allow_replace: bool,
         initial_state: TargetState = TargetState.RUNNING,
+        source: ConfigSource = "rest",
     ) -> tuple[ConnectorInfo, bool]:
-        """Create or replace; returns (info, created). Invalid config: BadRequestError."""
+        """Create or replace; returns (info, created). Invalid config: BadRequestError.
+
+        ``source`` says where the config came from: ``file`` (a pipeline file: the
+        folder is its source of truth, so the herder does not persist it) or ``rest``.
+        """
 
     @abstractmethod
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:

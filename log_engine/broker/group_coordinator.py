@@ -257,7 +257,7 @@ class GroupCoordinator:
     def leave(self, group_id: str, member_ids: Iterable[str]) -> list[int]:
         """Handle a LeaveGroup for several members; one error code per member."""
         group = self.groups.get(group_id)
-        results = []
+        results: list[int] = []
         for member_id in member_ids:
             if group is None or member_id not in group.members:
                 results.append(ErrorCode.UNKNOWN_MEMBER_ID)
@@ -269,13 +269,10 @@ class GroupCoordinator:
     def _remove_member(self, group: Group, member: Member, why: str) -> None:
         log.info("group %s: member %s %s", group.group_id, member.member_id, why)
         del group.members[member.member_id]
-        for waiter in (member.join_waiter, member.sync_waiter):
-            if waiter is not None and not waiter.done():
-                waiter.set_result(  # type: ignore[arg-type]
-                    JoinResult(ErrorCode.UNKNOWN_MEMBER_ID)
-                    if waiter is member.join_waiter
-                    else (ErrorCode.UNKNOWN_MEMBER_ID, b"")
-                )
+        if member.join_waiter is not None and not member.join_waiter.done():
+            member.join_waiter.set_result(JoinResult(ErrorCode.UNKNOWN_MEMBER_ID))
+        if member.sync_waiter is not None and not member.sync_waiter.done():
+            member.sync_waiter.set_result((ErrorCode.UNKNOWN_MEMBER_ID, b""))
         if group.state is GroupState.PREPARING_REBALANCE:
             self._maybe_complete_join(group)
         elif not group.members:

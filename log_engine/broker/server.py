@@ -35,6 +35,7 @@ from log_engine.protocol import (
     decode_request,
     encode_response,
 )
+from log_engine.protocol.types import Chunk
 
 if TYPE_CHECKING:
     from log_engine.broker.broker import Broker
@@ -195,8 +196,8 @@ class Connection:
             have += received
         return view
 
-    async def _send(self, chunks: list[bytes | FileSlice]) -> None:
-        pending: list[bytes] = []
+    async def _send(self, chunks: list[Chunk]) -> None:
+        pending: list[bytes | memoryview] = []
         for chunk in chunks:
             if isinstance(chunk, FileSlice):
                 if pending:
@@ -226,7 +227,12 @@ class Connection:
     async def _writable(self) -> None:
         future: asyncio.Future[None] = self._loop.create_future()
         fd = self._sock.fileno()
-        self._loop.add_writer(fd, lambda: future.done() or future.set_result(None))
+
+        def ready() -> None:
+            if not future.done():
+                future.set_result(None)
+
+        self._loop.add_writer(fd, ready)
         try:
             await future
         finally:

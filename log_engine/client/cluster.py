@@ -181,7 +181,7 @@ class Cluster:
         """Metadata for ``topic``, refreshing until it has partitions or ``timeout_ms`` passes."""
         self.add_topics([topic])
         backoff_s = max(self._config.retry_backoff_ms, 10) / 1000
-        last_error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        last_error: int = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         info = self.metadata.topics.get(topic)
         try:
             async with asyncio.timeout(timeout_ms / 1000):
