@@ -52,6 +52,16 @@ class JdbcSinkConfig(JdbcConnectionConfig):
         "__connect_partition, __connect_offset; record_key -> the key's fields (or "
         "__connect_key for a primitive key); record_value -> all value fields.",
     )
+    fields_whitelist: str = Field(
+        "",
+        alias="fields.whitelist",
+        description="Comma-separated record value fields to write (and to create or add "
+        "columns for); empty: all. Primary key fields of pk.mode=kafka/record_key are "
+        "written anyway; a listed field a record lacks is a data error.",
+    )
+    fields_include_list: str = Field(
+        "", alias="fields.include.list", description="Same as fields.whitelist (newer name)."
+    )
     auto_create: bool = Field(
         False, alias="auto.create", description="CREATE TABLE from the record schema if missing."
     )
@@ -110,7 +120,14 @@ class JdbcSinkConfig(JdbcConnectionConfig):
         if self.pk_mode == "kafka" and self.pk_fields and len(self.pk_field_list()) != 3:
             raise ValueError("pk.mode=kafka takes exactly three pk.fields (topic, partition, "
                              "offset) or none")
+        if self.fields_whitelist.strip() and self.fields_include_list.strip():
+            raise ValueError("use fields.whitelist or fields.include.list, not both")
         return self
+
+    def field_list(self) -> list[str]:
+        """fields.whitelist / fields.include.list as names; empty: all fields."""
+        text = self.fields_whitelist or self.fields_include_list
+        return list(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
 
     def pk_field_list(self) -> list[str]:
         return [f.strip() for f in self.pk_fields.split(",") if f.strip()]

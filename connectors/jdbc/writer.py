@@ -15,6 +15,9 @@ Rows are built per ``pk.mode``:
   primitive key, column ``pk.fields`` or ``__connect_key``), then the value's
   other fields.
 
+``fields.whitelist`` (``fields.include.list``) narrows the value's fields (key
+columns are kept); it is applied once per shape, so rows cost the same.
+
 Tables are looked up once (cached); a missing table is created when
 ``auto.create`` (from the record schemas, or types inferred from schemaless
 values), missing columns are added when ``auto.evolve``. DDL runs in the same
@@ -77,6 +80,7 @@ class SinkWriter:
         self._shapes: dict[tuple[Any, ...], tuple[_Shape, Any, Any]] = {}
         self._sql: dict[tuple[TableId, str, tuple[str, ...]], str] = {}
         self._adapt = dialect.adapt(None)
+        self._fields = frozenset(config.field_list())  # fields.whitelist; empty: all
 
     # ------------------------------------------------------------ public
 
@@ -186,9 +190,11 @@ class SinkWriter:
         value = record.value if op != "delete" else {}
         pk_value = self.config.pk_field_list() if self.config.pk_mode == "record_value" else []
         if self.config.pk_mode == "record_value" and not pk_value:
-            pk_value = list(value)
+            pk_value = [c for c in value if not self._fields or c in self._fields]
         value_cols = [c for c in value if c not in key_cols]
         schema = record.value_schema
+        if self._fields and op != "delete":
+            value_cols = self._allowed(record, key_cols, value_cols, pk_value)
         value_schemas = [self._field_schema(schema, c, value.get(c)) for c in value_cols]
         pk = list(key_cols) if self.config.pk_mode in ("kafka", "record_key") else pk_value
         columns = (*key_cols, *value_cols)
@@ -219,6 +225,24 @@ class SinkWriter:
 
             return _Shape(table, op, tuple(columns), tuple(pk), update_row)
         return _Shape(table, op, tuple(columns), tuple(pk), row)
+
+    def _allowed(
+        self, record: SinkRecord, key_cols: list[str], value_cols: list[str], pk_value: list[str]
+    ) -> list[str]:
+        """The value columns ``fields.whitelist`` keeps (record_value keys stay too)."""
+        schema = record.value_schema
+        if schema is not None and schema.type is SchemaType.STRUCT:
+            have = {f.name for f in schema.fields}
+        else:
+            have = set(record.value)
+        missing = sorted(f for f in self._fields if f not in have and f not in key_cols)
+        if missing:
+            raise DataError(
+                f"record {record.topic}-{record.partition}@{record.kafka_offset} has no "
+                f"field(s) {', '.join(missing)} of fields.whitelist"
+            )
+        keep = self._fields.union(pk_value)
+        return [c for c in value_cols if c in keep]
 
     def _key_part(
         self, record: SinkRecord

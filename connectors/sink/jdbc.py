@@ -23,6 +23,9 @@ gives their schema, which ``auto.create``/``auto.evolve`` use; schemaless dicts
 work too, with column types inferred from the values (int -> bigint, float ->
 double, str -> text, bool, bytes, datetime -> timestamptz; all nullable).
 Tombstones delete rows with ``delete.enabled=true`` and are skipped otherwise.
+``fields.whitelist`` (or its newer name ``fields.include.list``; not both) lists
+the value fields written, created and added (key fields are written anyway); a
+record lacking a listed field is a DataError.
 Delivery is at-least-once by default (a crash between the database commit and
 the consumer commit re-delivers, which upsert absorbs) and exactly-once with
 ``exactly.once=true``.
