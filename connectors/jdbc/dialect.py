@@ -12,7 +12,7 @@ lost connection or a lock timeout is retriable, anything else fails the task.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,8 +78,9 @@ class Dialect(ABC):
         return self.quote(table.name)
 
     @abstractmethod
-    def list_tables(self, conn: Any) -> list[TableId]:
-        """The user tables (and views) ``conn`` sees."""
+    def list_tables(self, conn: Any, types: Collection[str] = ("TABLE",)) -> list[TableId]:
+        """The user relations of ``types`` (``TABLE``, ``VIEW``, ``MATERIALIZED VIEW``: the
+        source's ``table.types``) that ``conn`` sees; a type the database lacks lists nothing."""
 
     @abstractmethod
     def columns(self, conn: Any, table: TableId) -> list[Column] | None:

@@ -9,7 +9,7 @@ psycopg 3 pipelines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 import psycopg
@@ -40,11 +40,30 @@ JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
 WHERE i.indrelid = %s::regclass AND i.indisprimary
 ORDER BY array_position(i.indkey, a.attnum)
 """
+# Relations the user may read, of the relkinds asked for (tables include partitioned ones).
 _TABLES_SQL = """
-SELECT table_schema, table_name FROM information_schema.tables
-WHERE table_schema NOT IN ('pg_catalog', 'information_schema')
-  AND table_type IN ('BASE TABLE', 'VIEW')
-ORDER BY table_schema, table_name
+SELECT n.nspname, c.relname FROM pg_class c
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE c.relkind = ANY(%s)
+  AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%%'
+  AND has_table_privilege(c.oid, 'SELECT')
+ORDER BY n.nspname, c.relname
+"""
+_RELKINDS = {"TABLE": ("r", "p"), "VIEW": ("v",), "MATERIALIZED VIEW": ("m",)}
+# information_schema.columns leaves materialized views out: read those from the catalog
+# (format_type without the modifier gives the same type names).
+_MATVIEW_COLUMNS_SQL = """
+SELECT a.attname, format_type(a.atttypid, NULL),
+       CASE WHEN a.atttypid = 'numeric'::regtype AND a.atttypmod >= 4
+            THEN ((a.atttypmod - 4) >> 16) & 65535 END,
+       CASE WHEN a.atttypid = 'numeric'::regtype AND a.atttypmod >= 4
+            THEN (a.atttypmod - 4) & 65535 END,
+       NOT a.attnotnull, format_type(a.atttypid, a.atttypmod)
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+JOIN pg_namespace n ON n.oid = c.relnamespace
+WHERE n.nspname = %s AND c.relname = %s AND c.relkind = 'm'
+  AND a.attnum > 0 AND NOT a.attisdropped
+ORDER BY a.attnum
 """
 
 
@@ -75,12 +94,18 @@ class PostgresDialect(Dialect):
     def begin(self, conn: Any) -> None:
         """psycopg opens a transaction at the first statement (autocommit off)."""
 
-    def list_tables(self, conn: Any) -> list[TableId]:
-        rows = conn.execute(_TABLES_SQL).fetchall()
+    def list_tables(self, conn: Any, types: Collection[str] = ("TABLE",)) -> list[TableId]:
+        kinds = [k for t in types for k in _RELKINDS.get(t, ())]
+        if not kinds:
+            return []
+        rows = conn.execute(_TABLES_SQL, (kinds,)).fetchall()
         return [TableId(None if s == "public" else s, t) for s, t in rows]
 
     def columns(self, conn: Any, table: TableId) -> list[Column] | None:
-        rows = conn.execute(_COLUMNS_SQL, (table.schema or "public", table.name)).fetchall()
+        where = (table.schema or "public", table.name)
+        rows = conn.execute(_COLUMNS_SQL, where).fetchall()
+        if not rows:
+            rows = conn.execute(_MATVIEW_COLUMNS_SQL, where).fetchall()
         if not rows:
             return None
         pk = {r[0] for r in conn.execute(_PK_SQL, (self.table_sql(table),)).fetchall()}

@@ -15,7 +15,9 @@ size is read in bounded memory. Queries per mode (``inc``/``ts`` the columns,
 Offsets are Confluent's: partition ``{"table": name}`` (``{"query": "query"}``),
 offset ``{"incrementing": n, "timestamp": ms, "timestamp_nanos": ns}`` with only
 the keys the mode uses (``timestamp_nanos`` = nanoseconds within the second).
-A query is wrapped as ``SELECT * FROM (query) AS q WHERE ...``.
+A query is wrapped as ``SELECT * FROM (query) AS q WHERE ...``. Without a stored
+offset ``:ts`` is ``timestamp.initial`` (epoch ms; -1: the time the task started),
+else the epoch.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 
 from connectors.api import DataError, Schema, SchemaType, SourceRecord, source_records, struct
 from connectors.jdbc.dialect import Column, Dialect, TableId
-from connectors.jdbc.source_config import JdbcSourceConfig
+from connectors.jdbc.source_config import TIMESTAMP_INITIAL_NOW, JdbcSourceConfig
 from connectors.jdbc.sqlite import sqlite_reader
 from connectors.jdbc.types import (
     DECIMAL,
@@ -60,6 +62,15 @@ def from_offset_ts(ms: int, nanos: int | None) -> dt.datetime:
     return EPOCH + dt.timedelta(seconds=seconds, microseconds=micros)
 
 
+def initial_timestamp(initial_ms: int | None) -> dt.datetime:
+    """Where a table without a stored offset starts (``timestamp.initial``; -1: now)."""
+    if initial_ms is None:
+        return EPOCH
+    if initial_ms == TIMESTAMP_INITIAL_NOW:
+        return dt.datetime.now(dt.UTC)
+    return from_offset_ts(initial_ms, None)
+
+
 class Querier:
     """Reads one table or query; remembers where it got to."""
 
@@ -83,8 +94,9 @@ class Querier:
         self.mode = config.mode
         stored = stored or {}
         self.incrementing: int = int(stored.get("incrementing", -1))
-        self.timestamp: dt.datetime = from_offset_ts(
-            int(stored.get("timestamp", 0)), stored.get("timestamp_nanos")
+        self.timestamp: dt.datetime = (
+            from_offset_ts(int(stored.get("timestamp", 0)), stored.get("timestamp_nanos"))
+            if "timestamp" in stored else initial_timestamp(config.timestamp_initial)
         )
         self.rows_read = 0
         self.next_run = 0.0

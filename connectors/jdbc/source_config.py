@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from connectors.jdbc.sink_config import JdbcConnectionConfig
 
 Mode = Literal["bulk", "incrementing", "timestamp", "timestamp+incrementing"]
 NumericMapping = Literal["none", "precision_only", "best_fit", "best_fit_eager_double"]
+TABLE_TYPES = ("TABLE", "VIEW", "MATERIALIZED VIEW")  # Confluent's / JDBC's names
+TIMESTAMP_INITIAL_NOW = -1
 
 
 class JdbcSourceConfig(JdbcConnectionConfig):
@@ -45,6 +47,20 @@ class JdbcSourceConfig(JdbcConnectionConfig):
     table_blacklist: str = Field(
         "", alias="table.blacklist", description="Comma-separated tables not to copy."
     )
+    table_types: str = Field(
+        "TABLE",
+        alias="table.types",
+        description="Comma-separated kinds of tables to list: TABLE, VIEW, MATERIALIZED VIEW "
+        "(PostgreSQL only). Default TABLE, as Confluent's: views are copied only when named.",
+    )
+    timestamp_initial: int | None = Field(
+        None,
+        alias="timestamp.initial",
+        ge=TIMESTAMP_INITIAL_NOW,
+        description="Timestamp modes, no stored offset yet: read rows with a timestamp after "
+        "this one (epoch milliseconds); -1: after the time the task starts. Unset: from the "
+        "beginning. A stored offset always wins.",
+    )
     numeric_mapping: NumericMapping = Field(
         "none",
         alias="numeric.mapping",
@@ -74,6 +90,19 @@ class JdbcSourceConfig(JdbcConnectionConfig):
         description="How often the connector looks for new or dropped tables.",
     )
 
+    @field_validator("table_types")
+    @classmethod
+    def _check_table_types(cls, value: str) -> str:
+        kinds = [" ".join(t.split()).upper() for t in value.split(",") if t.strip()]
+        if not kinds:
+            raise ValueError(f"needs at least one of {', '.join(TABLE_TYPES)}")
+        unknown = [k for k in kinds if k not in TABLE_TYPES]
+        if unknown:
+            raise ValueError(
+                f"unknown table type(s) {', '.join(unknown)}; allowed: {', '.join(TABLE_TYPES)}"
+            )
+        return ",".join(dict.fromkeys(kinds))
+
     @model_validator(mode="after")
     def _check_mode(self) -> Self:
         if "incrementing" in self.mode and not self.incrementing_column_name:
@@ -94,3 +123,7 @@ class JdbcSourceConfig(JdbcConnectionConfig):
 
     def excluded(self) -> list[str]:
         return [t.strip() for t in self.table_blacklist.split(",") if t.strip()]
+
+    def table_type_set(self) -> frozenset[str]:
+        """The table types to list, normalised (upper case, single spaces)."""
+        return frozenset(self.table_types.split(","))

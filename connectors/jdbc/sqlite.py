@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from connectors.jdbc.types import (
 from connectors.jdbc.url import DialectName
 
 LOCK_TIMEOUT_S = 5.0
+_SQLITE_KINDS = {"TABLE": "table", "VIEW": "view"}  # table.types -> sqlite_master.type
 
 
 def _to_text(value: Any) -> Any:
@@ -72,10 +73,15 @@ class SqliteDialect(Dialect):
         if not conn.in_transaction:
             conn.execute("BEGIN")
 
-    def list_tables(self, conn: Any) -> list[TableId]:
+    def list_tables(self, conn: Any, types: Collection[str] = ("TABLE",)) -> list[TableId]:
+        kinds = [_SQLITE_KINDS[t] for t in types if t in _SQLITE_KINDS]  # no materialized views
+        if not kinds:
+            return []
+        marks = ", ".join("?" * len(kinds))
         rows = conn.execute(
-            "SELECT name FROM sqlite_master WHERE type IN ('table', 'view') "
-            "AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            f"SELECT name FROM sqlite_master WHERE type IN ({marks}) "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY name",
+            kinds,
         ).fetchall()
         return [TableId(None, name) for (name,) in rows]
 

@@ -4,7 +4,9 @@ Confluent's JdbcSourceConnector keys and offsets (see
 :mod:`connectors.jdbc.querier` for the queries per ``mode`` and the offset
 shape). The connector lists the tables at start (``table.whitelist`` /
 ``table.include.list`` or ``table.blacklist``; a whitelisted table that does
-not exist fails it with that reason), spreads them round-robin over at most
+not exist fails it with that reason) of the kinds in ``table.types`` (TABLE by
+default, as Confluent's; add VIEW and, on PostgreSQL, MATERIALIZED VIEW to copy
+those too), spreads them round-robin over at most
 ``tasks.max`` tasks, and looks again every ``table.poll.interval.ms``, asking
 for new task configurations when the set changed. ``query`` runs in one task.
 
@@ -14,6 +16,8 @@ a schema derived from the column types (:mod:`connectors.jdbc.types`), so a
 JdbcSink with ``auto.create`` makes the same table. ``numeric.mapping``
 (Confluent's none / precision_only / best_fit / best_fit_eager_double) reads
 ``numeric(p, s)`` columns as ints or doubles instead of Decimals.
+``timestamp.initial`` (timestamp modes, epoch ms; -1 = when the task starts)
+is where a table without a stored offset starts reading.
 
 Each task reads one table at a time through a server-side cursor,
 ``batch.max.rows`` rows per ``poll``, and queries each table again
@@ -42,7 +46,7 @@ from connectors.api import (
 )
 from connectors.jdbc.dialect import Dialect, TableId, dialect_for, wrap_error
 from connectors.jdbc.querier import Querier
-from connectors.jdbc.source_config import JdbcSourceConfig
+from connectors.jdbc.source_config import TABLE_TYPES, JdbcSourceConfig
 from connectors.jdbc.url import DialectName, parse_url
 
 log = logging.getLogger(__name__)
@@ -70,12 +74,26 @@ def find_tables(
     dialect: Dialect, conn: Any, config: JdbcSourceConfig
 ) -> tuple[list[str], list[str]]:
     """(tables to copy, whitelisted tables that do not exist)."""
-    present = [str(t) for t in dialect.list_tables(conn)]
+    present = [str(t) for t in dialect.list_tables(conn, config.table_type_set())]
     included = [_normal(dialect, n) for n in config.included()]
     if included:
         return [t for t in included if t in present], [t for t in included if t not in present]
     excluded = {_normal(dialect, n) for n in config.excluded()}
     return [t for t in present if t not in excluded], []
+
+
+def missing_reasons(
+    dialect: Dialect, conn: Any, config: JdbcSourceConfig, missing: list[str]
+) -> dict[str, str]:
+    """Why each whitelisted table was not found: absent, or not of ``table.types``."""
+    if not missing:
+        return {}
+    anywhere = {str(t) for t in dialect.list_tables(conn, TABLE_TYPES)}
+    return {
+        name: f"is not of table.types={config.table_types}" if name in anywhere
+        else "does not exist"
+        for name in missing
+    }
 
 
 class JdbcSourceConnector(SourceConnector):
@@ -110,13 +128,21 @@ class JdbcSourceConnector(SourceConnector):
         conn = _connect(self._dialect, autocommit=True)
         try:
             tables, missing = find_tables(self._dialect, conn, self._config)
+            reasons = missing_reasons(self._dialect, conn, self._config, missing)
         finally:
             conn.close()
         if missing and fail_on_missing:
-            raise ConnectError(
-                f"table(s) {', '.join(missing)} of table.whitelist not found on "
-                f"{self._dialect.url.describe()}"
-            )
+            absent = [t for t in missing if reasons[t] == "does not exist"]
+            other = [t for t in missing if t not in absent]
+            problems = []
+            if absent:
+                problems.append(f"table(s) {', '.join(absent)} of table.whitelist not found")
+            if other:
+                problems.append(
+                    f"table(s) {', '.join(other)} of table.whitelist not of "
+                    f"table.types={self._config.table_types} (add VIEW or MATERIALIZED VIEW)"
+                )
+            raise ConnectError(f"{'; '.join(problems)} on {self._dialect.url.describe()}")
         return tables
 
     def _watch(self) -> None:
@@ -164,7 +190,8 @@ class JdbcSourceConnector(SourceConnector):
                     problems.append(f"query: {str(exc).strip()}")
             else:
                 tables, missing = find_tables(dialect, conn, config)
-                problems += [f"table {t} (table.whitelist) does not exist" for t in missing]
+                reasons = missing_reasons(dialect, conn, config, missing)
+                problems += [f"table {t} (table.whitelist) {reasons[t]}" for t in missing]
                 problems += self._check_columns(dialect, conn, config, tables)
         finally:
             conn.close()
