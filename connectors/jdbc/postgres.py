@@ -40,7 +40,7 @@ JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = ANY(i.indkey)
 WHERE i.indrelid = %s::regclass AND i.indisprimary
 ORDER BY array_position(i.indkey, a.attnum)
 """
-# Relations the user may read, of the relkinds asked for (tables include partitioned ones).
+# Relations the user may read, of the relkinds asked for (pgjdbc's table types).
 _TABLES_SQL = """
 SELECT n.nspname, c.relname FROM pg_class c
 JOIN pg_namespace n ON n.oid = c.relnamespace
@@ -49,7 +49,9 @@ WHERE c.relkind = ANY(%s)
   AND has_table_privilege(c.oid, 'SELECT')
 ORDER BY n.nspname, c.relname
 """
-_RELKINDS = {"TABLE": ("r", "p"), "VIEW": ("v",), "MATERIALIZED VIEW": ("m",)}
+_RELKINDS = {
+    "TABLE": ("r",), "VIEW": ("v",), "MATERIALIZED VIEW": ("m",), "PARTITIONED TABLE": ("p",),
+}
 # information_schema.columns leaves materialized views out: read those from the catalog
 # (format_type without the modifier gives the same type names).
 _MATVIEW_COLUMNS_SQL = """

@@ -10,7 +10,8 @@ from connectors.jdbc.sink_config import JdbcConnectionConfig
 
 Mode = Literal["bulk", "incrementing", "timestamp", "timestamp+incrementing"]
 NumericMapping = Literal["none", "precision_only", "best_fit", "best_fit_eager_double"]
-TABLE_TYPES = ("TABLE", "VIEW", "MATERIALIZED VIEW")  # Confluent's / JDBC's names
+# Confluent's / the JDBC drivers' names; the last two exist on PostgreSQL only.
+TABLE_TYPES = ("TABLE", "VIEW", "MATERIALIZED VIEW", "PARTITIONED TABLE")
 TIMESTAMP_INITIAL_NOW = -1
 
 
@@ -50,8 +51,9 @@ class JdbcSourceConfig(JdbcConnectionConfig):
     table_types: str = Field(
         "TABLE",
         alias="table.types",
-        description="Comma-separated kinds of tables to list: TABLE, VIEW, MATERIALIZED VIEW "
-        "(PostgreSQL only). Default TABLE, as Confluent's: views are copied only when named.",
+        description="Comma-separated kinds of tables to list: TABLE, VIEW, and on PostgreSQL "
+        "MATERIALIZED VIEW and PARTITIONED TABLE (the parent; TABLE lists its partitions). "
+        "Default TABLE, as Confluent's: views are copied only when listed here.",
     )
     timestamp_initial: int | None = Field(
         None,

@@ -5,8 +5,8 @@ Confluent's JdbcSourceConnector keys and offsets (see
 shape). The connector lists the tables at start (``table.whitelist`` /
 ``table.include.list`` or ``table.blacklist``; a whitelisted table that does
 not exist fails it with that reason) of the kinds in ``table.types`` (TABLE by
-default, as Confluent's; add VIEW and, on PostgreSQL, MATERIALIZED VIEW to copy
-those too), spreads them round-robin over at most
+default, as Confluent's; add VIEW and, on PostgreSQL, MATERIALIZED VIEW or
+PARTITIONED TABLE to copy those too), spreads them round-robin over at most
 ``tasks.max`` tasks, and looks again every ``table.poll.interval.ms``, asking
 for new task configurations when the set changed. ``query`` runs in one task.
 
@@ -140,7 +140,7 @@ class JdbcSourceConnector(SourceConnector):
             if other:
                 problems.append(
                     f"table(s) {', '.join(other)} of table.whitelist not of "
-                    f"table.types={self._config.table_types} (add VIEW or MATERIALIZED VIEW)"
+                    f"table.types={self._config.table_types}"
                 )
             raise ConnectError(f"{'; '.join(problems)} on {self._dialect.url.describe()}")
         return tables

@@ -54,6 +54,12 @@ def test_postgres_lists_tables_only_by_default_and_views_when_asked(
     assert planned_tables(url) == ["t"]
     assert planned_tables(url, **{"table.types": "TABLE,VIEW"}) == ["t", "v"]
     assert planned_tables(url, **{"table.types": "view, materialized view"}) == ["m", "v"]
+    with postgres.connect(pg_database) as conn:
+        conn.execute("CREATE TABLE parted (id int) PARTITION BY RANGE (id)")
+        conn.execute("CREATE TABLE parted_1 PARTITION OF parted FOR VALUES FROM (0) TO (10)")
+    # As pgjdbc: TABLE lists the partitions, PARTITIONED TABLE the parent (not both: no copy twice).
+    assert planned_tables(url) == ["parted_1", "t"]
+    assert planned_tables(url, **{"table.types": "PARTITIONED TABLE"}) == ["parted"]
     records = copy_all(url, ["t", "v", "m"])
     by_topic: dict[str, list[SourceRecord]] = {}
     for r in records:
@@ -77,7 +83,8 @@ def test_sqlite_lists_tables_only_by_default_and_views_when_asked(tmp_path: Path
     url = f"sqlite:///{path}"
     assert planned_tables(url) == ["t"]
     assert planned_tables(url, **{"table.types": "TABLE,VIEW"}) == ["t", "v"]
-    assert planned_tables(url, **{"table.types": "MATERIALIZED VIEW"}) == []  # none in SQLite
+    for postgres_only in ("MATERIALIZED VIEW", "PARTITIONED TABLE"):  # none in SQLite
+        assert planned_tables(url, **{"table.types": postgres_only}) == []
     records = [r for r in copy_all(url, ["v"]) if r.topic == "p-v"]
     assert [r.value for r in records[:2]] == [{"id": 1, "v": "A"}, {"id": 2, "v": "B"}]
 
@@ -99,5 +106,6 @@ def test_a_whitelisted_view_needs_its_table_type(
 
 @pytest.mark.parametrize("value", ["TABLE,SYNONYM", "SYSTEM TABLE", " , "])
 def test_an_unknown_table_type_names_the_key_and_the_allowed_values(value: str) -> None:
-    with pytest.raises(ConfigError, match=r"table\.types: .*TABLE, VIEW, MATERIALIZED VIEW"):
+    allowed = "TABLE, VIEW, MATERIALIZED VIEW, PARTITIONED TABLE"
+    with pytest.raises(ConfigError, match=rf"table\.types: .*{allowed}"):
         JdbcSourceConfig.from_props({"connection.url": "sqlite:///x", "table.types": value})
