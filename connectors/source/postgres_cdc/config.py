@@ -90,6 +90,16 @@ class PostgresCdcConfig(PluginConfig):
     decimal_handling_mode: Literal["precise", "double", "string"] = Field(
         "precise", alias="decimal.handling.mode",
         description="numeric columns as Connect Decimal (precise), double or string.")
+    time_precision_mode: Literal["adaptive", "adaptive_time_microseconds", "connect"] = Field(
+        "adaptive", alias="time.precision.mode",
+        description="date/time/timestamp columns as Debezium's types (adaptive, "
+        "adaptive_time_microseconds: Date days, MicroTime and MicroTimestamp µs) or Kafka "
+        "Connect's Date, Time and Timestamp (connect: ms precision, for JDBC sinks and other "
+        "Connect consumers). timestamptz, timetz and interval are the same in every mode.")
+    binary_handling_mode: Literal["bytes", "base64", "base64-url-safe", "hex"] = Field(
+        "bytes", alias="binary.handling.mode",
+        description="bytea columns as bytes, or as strings in base64 (padded), "
+        "base64-url-safe (- and _, padded) or hex (lowercase).")
     skipped_operations: str = Field("t", alias="skipped.operations",
                                     description="Comma-separated ops not to emit: c, u, d, t; "
                                     "'none' emits all (Debezium's default skips t).")

@@ -211,6 +211,8 @@ class ChangeDecoder:
             relation.replica_identity,
             self._config.decimal_handling_mode,
             self._config.dropped_columns(qualified, [c.name for c in columns]),
+            self._config.time_precision_mode,
+            self._config.binary_handling_mode,
         )
         previous = self._tables.get(relation.relid)
         if previous is not None and not previous.same_shape(table):

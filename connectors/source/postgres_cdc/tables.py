@@ -9,6 +9,7 @@ once per Table and shared by its records, so converters can cache their text.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +19,14 @@ from typing import Any
 from connectors.api import Schema, SchemaType, struct
 from connectors.api.schema import OPTIONAL_INT64, OPTIONAL_STRING
 from connectors.source.postgres_cdc.pgoutput import UNCHANGED_TOAST
-from connectors.source.postgres_cdc.values import DECIMAL, Parser, column_type
+from connectors.source.postgres_cdc.values import (
+    CONNECT_DATE,
+    CONNECT_TIME,
+    CONNECT_TIMESTAMP,
+    DECIMAL,
+    Parser,
+    column_type,
+)
 
 UNAVAILABLE = "__debezium_unavailable_value"
 CONNECTOR_VERSION = "2.7.0.Final"
@@ -87,9 +95,12 @@ class Table:
         replica_identity: str,
         decimal_mode: str,
         dropped: frozenset[str] = frozenset(),
+        time_mode: str = "adaptive",
+        binary_mode: str = "bytes",
     ) -> None:
         """``dropped``: columns left out of the rows (column.exclude/include.list); key
-        columns are always kept."""
+        columns are always kept. ``decimal_mode``, ``time_mode`` and ``binary_mode``:
+        decimal/time.precision/binary.handling.mode, applied once per column here."""
         self.schema_name = schema_name
         self.table_name = table_name
         self.qualified_name = f"{schema_name}.{table_name}"
@@ -104,7 +115,9 @@ class Table:
         for index, column in enumerate(columns):
             if not keep[index]:
                 continue
-            schema, parser = column_type(column.type_oid, column.typmod, decimal_mode)
+            schema, parser = column_type(
+                column.type_oid, column.typmod, decimal_mode, time_mode, binary_mode
+            )
             fields.append((column.name, schema.as_optional() if column.optional else schema))
             # text columns need no parsing: parser None
             specs.append((index, column.name, None if parser is str else parser,
@@ -181,11 +194,21 @@ _ZEROS: dict[SchemaType, Any] = {
     SchemaType.STRING: "", SchemaType.BYTES: b"",
 }
 
+# time.precision.mode=connect: the epoch in the Python types of Connect's logical types
+_CONNECT_ZEROS: dict[str, Any] = {
+    CONNECT_DATE: dt.date(1970, 1, 1),
+    CONNECT_TIME: dt.time(0),
+    CONNECT_TIMESTAMP: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+}
+
 
 def _zero(schema: Schema) -> Any:
     """The value a required field gets when the server did not send it."""
     if schema.name == DECIMAL:
         return Decimal(0)
+    connect_zero = _CONNECT_ZEROS.get(schema.name or "")
+    if connect_zero is not None:
+        return connect_zero
     if schema.type is SchemaType.ARRAY:
         return []
     if schema.type is SchemaType.STRUCT:  # VariableScaleDecimal

@@ -191,6 +191,7 @@ class PostgresCdcTask(SourceTask):
         return Table(
             config.topic_prefix, schema, name, info.columns, info.primary_key,
             info.replica_identity, config.decimal_handling_mode, dropped,
+            config.time_precision_mode, config.binary_handling_mode,
         )
 
     def _start_streaming(self) -> None:

@@ -16,7 +16,8 @@ Mapping (Debezium's defaults)::
                             double / string with decimal.handling.mode=double|string
     bool                    boolean
     text/varchar/char/name  string
-    bytea                   bytes
+    bytea                   bytes (binary.handling.mode=bytes); string with base64 (padded),
+                            base64-url-safe (``-``/``_``, padded) or hex (lowercase)
     timestamp               io.debezium.time.MicroTimestamp int64 (µs since the epoch)
     timestamptz             io.debezium.time.ZonedTimestamp string (ISO-8601, UTC, ``Z``)
     date                    io.debezium.time.Date int32 (days since the epoch)
@@ -27,10 +28,31 @@ Mapping (Debezium's defaults)::
     json/jsonb              io.debezium.data.Json string
     <t>[]                   array of <t> (optional elements)
     anything else           string (the text form)
+
+The temporal rows above are time.precision.mode=adaptive (and
+adaptive_time_microseconds, the same here: every ``time`` is MicroTime). With
+time.precision.mode=connect, Kafka Connect's own logical types (as the
+worker's JsonConverter and the JDBC connectors use them)::
+
+    date                    org.apache.kafka.connect.data.Date int32 (value datetime.date)
+    time                    org.apache.kafka.connect.data.Time int32 ms (value datetime.time,
+                            truncated to ms)
+    timestamp               org.apache.kafka.connect.data.Timestamp int64 ms (value an aware UTC
+                            datetime, truncated to ms)
+    timestamptz/timetz      unchanged (ZonedTimestamp / ZonedTime strings)
+    interval                unchanged (MicroDuration)
+
+``'infinity'``/``'-infinity'`` become the type's largest/smallest integer in
+every mode (int64 for timestamps, int32 days for dates), as adaptive always did;
+in connect mode that int is the value itself (the JsonConverter writes an int
+as is), since no Python date or datetime reaches it. ``24:00:00`` likewise
+stays an int (86 400 000 ms). The mode picks a parser per column once: no
+per-value branching.
 """
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import re
 from collections.abc import Callable
@@ -51,6 +73,12 @@ ZONED_TIME = "io.debezium.time.ZonedTime"
 UUID = "io.debezium.data.Uuid"
 JSON = "io.debezium.data.Json"
 MICRO_DURATION = "io.debezium.time.MicroDuration"
+CONNECT_DATE = "org.apache.kafka.connect.data.Date"
+CONNECT_TIME = "org.apache.kafka.connect.data.Time"
+CONNECT_TIMESTAMP = "org.apache.kafka.connect.data.Timestamp"
+
+TIME_PRECISION_MODES = ("adaptive", "adaptive_time_microseconds", "connect")
+BINARY_HANDLING_MODES = ("bytes", "base64", "base64-url-safe", "hex")
 
 _EPOCH = dt.datetime(1970, 1, 1)
 _EPOCH_DATE = dt.date(1970, 1, 1)
@@ -75,6 +103,20 @@ def _bytea(text: str) -> bytes:
     raise DataError(f"bytea value not in hex format: {text[:20]!r}")
 
 
+def _bytea_base64(text: str) -> str:
+    return base64.b64encode(_bytea(text)).decode("ascii")
+
+
+def _bytea_base64_url(text: str) -> str:
+    return base64.urlsafe_b64encode(_bytea(text)).decode("ascii")
+
+
+def _bytea_hex(text: str) -> str:
+    if text.startswith("\\x"):
+        return text[2:]  # PostgreSQL's hex output is already lowercase
+    raise DataError(f"bytea value not in hex format: {text[:20]!r}")
+
+
 def _timestamp_us(text: str) -> int:
     if text == "infinity":
         return _INT64_MAX
@@ -82,6 +124,16 @@ def _timestamp_us(text: str) -> int:
         return _INT64_MIN
     delta = dt.datetime.fromisoformat(text) - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _timestamp_ms(text: str) -> dt.datetime | int:
+    """A Connect Timestamp: an aware UTC datetime truncated to ms (infinity: int64 bounds)."""
+    if text == "infinity":
+        return _INT64_MAX
+    if text == "-infinity":
+        return _INT64_MIN
+    value = dt.datetime.fromisoformat(text)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000, tzinfo=dt.UTC)
 
 
 def _zoned_timestamp(text: str) -> str:
@@ -105,6 +157,21 @@ def _date_days(text: str) -> int:
     if text == "-infinity":
         return -2_147_483_648
     return (dt.date.fromisoformat(text) - _EPOCH_DATE).days
+
+
+def _date(text: str) -> dt.date | int:
+    """A Connect Date: a datetime.date (infinity: int32 day bounds, as adaptive)."""
+    if text == "infinity" or text == "-infinity":
+        return _date_days(text)
+    return dt.date.fromisoformat(text)
+
+
+def _time_ms(text: str) -> dt.time | int:
+    """A Connect Time: a datetime.time truncated to ms (24:00:00: 86 400 000 ms as an int)."""
+    if text.startswith("24:00:00"):
+        return 86_400_000
+    value = dt.time.fromisoformat(text)
+    return value.replace(microsecond=value.microsecond // 1000 * 1000)
 
 
 def _time_us(text: str) -> int:
@@ -195,6 +262,18 @@ _SIMPLE: dict[int, tuple[Schema, Parser]] = {
     3802: (_named(SchemaType.STRING, JSON), str),
 }
 _STRING = (Schema(SchemaType.STRING), str)
+# time.precision.mode=connect: Kafka Connect's logical types (no parameters)
+_CONNECT_TEMPORAL: dict[int, tuple[Schema, Parser]] = {
+    1082: (_named(SchemaType.INT32, CONNECT_DATE), _date),
+    1083: (_named(SchemaType.INT32, CONNECT_TIME), _time_ms),
+    1114: (_named(SchemaType.INT64, CONNECT_TIMESTAMP), _timestamp_ms),
+}
+_BINARY: dict[str, tuple[Schema, Parser]] = {
+    "bytes": _SIMPLE[17],
+    "base64": (Schema(SchemaType.STRING), _bytea_base64),
+    "base64-url-safe": (Schema(SchemaType.STRING), _bytea_base64_url),
+    "hex": (Schema(SchemaType.STRING), _bytea_hex),
+}
 _VARIABLE_DECIMAL_SCHEMA = struct(
     ("scale", Schema(SchemaType.INT32)),
     ("value", Schema(SchemaType.BYTES)),
@@ -203,18 +282,29 @@ _VARIABLE_DECIMAL_SCHEMA = struct(
 
 
 def column_type(
-    type_oid: int, typmod: int, decimal_mode: str = "precise"
+    type_oid: int,
+    typmod: int,
+    decimal_mode: str = "precise",
+    time_mode: str = "adaptive",
+    binary_mode: str = "bytes",
 ) -> tuple[Schema, Parser]:
-    """The (required) Connect schema of a column and the parser of its text values."""
+    """The (required) Connect schema of a column and the parser of its text values, for
+    decimal.handling.mode, time.precision.mode and binary.handling.mode."""
     element = ARRAY_ELEMENTS.get(type_oid)
     if element is not None:
-        element_schema, element_parser = column_type(element, -1, decimal_mode)
+        element_schema, element_parser = column_type(
+            element, -1, decimal_mode, time_mode, binary_mode
+        )
         return (
             Schema(SchemaType.ARRAY, value_schema=element_schema.as_optional()),
             _array_parser(element_parser),
         )
     if type_oid == 1700:
         return _numeric(typmod, decimal_mode)
+    if type_oid == 17:
+        return _BINARY[binary_mode]
+    if time_mode == "connect" and type_oid in _CONNECT_TEMPORAL:
+        return _CONNECT_TEMPORAL[type_oid]
     return _SIMPLE.get(type_oid, _STRING)
 
 

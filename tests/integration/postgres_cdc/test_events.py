@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 from collections.abc import Callable
 from decimal import Decimal
@@ -374,3 +375,47 @@ def test_schema_include_list_in_snapshot_stream_and_filtered_publication(
                                             "slot.name": "unused"}))
     assert problems == [
         f"schema.include.list: no schema with tables matches 'nope' in database {pg_database!r}"]
+
+
+def test_connect_time_precision_and_base64_binary_modes(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    db.execute("CREATE TABLE moments (id int PRIMARY KEY, day date, clock time, at timestamp, "
+               "at_tz timestamptz, raw bytea)")
+    db.execute("INSERT INTO moments VALUES (1, '1969-12-31', '01:02:03.256789', "
+               "'1969-12-31 23:59:59.9995', '2024-03-01 12:34:56.5+02', '\\xfbff00')")
+    h = harness(**{"time.precision.mode": "connect", "binary.handling.mode": "base64"})
+    db.execute("INSERT INTO moments VALUES (2, '2024-03-01', '23:59:59.999999', "
+               "'2024-03-01 12:34:56.789999', '2024-03-01 12:34:56+00', '\\xff')")
+    snapshot, streamed = h.poll_until(lambda rs: len(rs) >= 2)[:2]
+    assert snapshot.value["op"] == "r" and streamed.value["op"] == "c"
+    assert snapshot.value_schema == streamed.value_schema
+    assert snapshot.value["after"] == {
+        "id": 1, "day": dt.date(1969, 12, 31), "clock": dt.time(1, 2, 3, 256000),
+        "at": dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC),
+        "at_tz": "2024-03-01T10:34:56.5Z", "raw": "+/8A",
+    }
+    assert streamed.value["after"] == {
+        "id": 2, "day": dt.date(2024, 3, 1), "clock": dt.time(23, 59, 59, 999000),
+        "at": dt.datetime(2024, 3, 1, 12, 34, 56, 789000, tzinfo=dt.UTC),
+        "at_tz": "2024-03-01T12:34:56Z", "raw": "/w==",
+    }
+    converter = JsonConverter()
+    converter.configure({})
+    envelope = json.loads(
+        converter.from_connect(streamed.topic, streamed.value_schema, streamed.value)
+    )
+    after = envelope["payload"]["after"]
+    assert after == {"id": 2, "day": 19783, "clock": 86_399_999, "at": 1_709_296_496_789,
+                     "at_tz": "2024-03-01T12:34:56Z", "raw": "/w=="}
+    fields = {f["field"]: f for f in envelope["schema"]["fields"]}
+    columns = {f["field"]: f for f in fields["after"]["fields"]}
+    connect = "org.apache.kafka.connect.data."
+    assert columns["at"] == {"type": "int64", "optional": True, "name": connect + "Timestamp",
+                             "version": 1, "field": "at"}
+    assert columns["day"] == {"type": "int32", "optional": True, "name": connect + "Date",
+                              "version": 1, "field": "day"}
+    assert columns["clock"] == {"type": "int32", "optional": True, "name": connect + "Time",
+                                "version": 1, "field": "clock"}
+    assert columns["at_tz"]["name"] == "io.debezium.time.ZonedTimestamp"
+    assert columns["raw"] == {"type": "string", "optional": True, "field": "raw"}
