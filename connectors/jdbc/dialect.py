@@ -55,8 +55,9 @@ class Dialect(ABC):
     name: DialectName
     placeholder = "?"
 
-    def __init__(self, url: JdbcUrl) -> None:
+    def __init__(self, url: JdbcUrl, *, quote_identifiers: bool = True) -> None:
         self.url = url
+        self.quote_identifiers = quote_identifiers  # quote.sql.identifiers=always
 
     @abstractmethod
     def connect(self, *, autocommit: bool = False, create: bool = True) -> Any:
@@ -70,7 +71,16 @@ class Dialect(ABC):
         """Start a transaction on ``conn`` (explicitly, where the driver needs it)."""
 
     def quote(self, identifier: str) -> str:
+        """``identifier`` as written in SQL: double-quoted, or bare (``quote.sql.identifiers``
+        = never; the database then folds it as it does unquoted names)."""
+        if not self.quote_identifiers:
+            return identifier
         return '"' + identifier.replace('"', '""') + '"'
+
+    def fold(self, identifier: str) -> str:
+        """The name the catalog holds for ``identifier`` as :meth:`quote` writes it
+        (PostgreSQL lower-cases bare names; quoted names and SQLite keep theirs)."""
+        return identifier
 
     def table_sql(self, table: TableId) -> str:
         if table.schema and self.name is DialectName.POSTGRESQL:
@@ -78,9 +88,13 @@ class Dialect(ABC):
         return self.quote(table.name)
 
     @abstractmethod
-    def list_tables(self, conn: Any, types: Collection[str] = ("TABLE",)) -> list[TableId]:
+    def list_tables(
+        self, conn: Any, types: Collection[str] = ("TABLE",), schema_pattern: str = ""
+    ) -> list[TableId]:
         """The user relations of ``types`` (``TABLE``, ``VIEW``, ``MATERIALIZED VIEW``: the
-        source's ``table.types``) that ``conn`` sees; a type the database lacks lists nothing."""
+        source's ``table.types``) that ``conn`` sees; a type the database lacks lists nothing.
+        ``schema_pattern`` (SQL LIKE; empty: all) keeps the schemas matching it, where the
+        database has schemas (SQLite has none and ignores it)."""
 
     @abstractmethod
     def columns(self, conn: Any, table: TableId) -> list[Column] | None:
@@ -159,15 +173,15 @@ class Dialect(ABC):
         return None
 
 
-def dialect_for(url: JdbcUrl) -> Dialect:
-    """The dialect for a parsed ``connection.url``."""
+def dialect_for(url: JdbcUrl, *, quote_identifiers: bool = True) -> Dialect:
+    """The dialect for a parsed ``connection.url`` (``quote_identifiers``: see :meth:`quote`)."""
     if url.dialect is DialectName.POSTGRESQL:
         from connectors.jdbc.postgres import PostgresDialect
 
-        return PostgresDialect(url)
+        return PostgresDialect(url, quote_identifiers=quote_identifiers)
     from connectors.jdbc.sqlite import SqliteDialect
 
-    return SqliteDialect(url)
+    return SqliteDialect(url, quote_identifiers=quote_identifiers)
 
 
 def wrap_error(dialect: Dialect, exc: BaseException, doing: str) -> ConnectError:

@@ -47,8 +47,11 @@ JOIN pg_namespace n ON n.oid = c.relnamespace
 WHERE c.relkind = ANY(%s)
   AND n.nspname <> 'information_schema' AND n.nspname NOT LIKE 'pg\\_%%'
   AND has_table_privilege(c.oid, 'SELECT')
+  AND (%s::text = '' OR n.nspname LIKE %s::text)
 ORDER BY n.nspname, c.relname
 """
+# PostgreSQL lower-cases A-Z only in bare identifiers (downcase_identifier, UTF-8 database).
+_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 _RELKINDS = {
     "TABLE": ("r",), "VIEW": ("v",), "MATERIALIZED VIEW": ("m",), "PARTITIONED TABLE": ("p",),
 }
@@ -96,15 +99,20 @@ class PostgresDialect(Dialect):
     def begin(self, conn: Any) -> None:
         """psycopg opens a transaction at the first statement (autocommit off)."""
 
-    def list_tables(self, conn: Any, types: Collection[str] = ("TABLE",)) -> list[TableId]:
+    def fold(self, identifier: str) -> str:
+        return identifier if self.quote_identifiers else identifier.translate(_FOLD)
+
+    def list_tables(
+        self, conn: Any, types: Collection[str] = ("TABLE",), schema_pattern: str = ""
+    ) -> list[TableId]:
         kinds = [k for t in types for k in _RELKINDS.get(t, ())]
         if not kinds:
             return []
-        rows = conn.execute(_TABLES_SQL, (kinds,)).fetchall()
+        rows = conn.execute(_TABLES_SQL, (kinds, schema_pattern, schema_pattern)).fetchall()
         return [TableId(None if s == "public" else s, t) for s, t in rows]
 
     def columns(self, conn: Any, table: TableId) -> list[Column] | None:
-        where = (table.schema or "public", table.name)
+        where = (self.fold(table.schema or "public"), self.fold(table.name))
         rows = conn.execute(_COLUMNS_SQL, where).fetchall()
         if not rows:
             rows = conn.execute(_MATVIEW_COLUMNS_SQL, where).fetchall()

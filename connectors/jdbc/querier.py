@@ -117,8 +117,9 @@ class Querier:
         self._names = tuple(names)
         self._schema = struct(*[(c.name, c.schema) for c in columns], name=self.name)
         self._readers = self._make_readers(columns)
-        self._inc_index = self._index(names, self.config.incrementing_column_name)
-        self._ts_index = self._index(names, self.config.timestamp_column_name)
+        fold = self.dialect.fold  # quote.sql.identifiers=never: ID is column id
+        self._inc_index = self._index(names, fold(self.config.incrementing_column_name))
+        self._ts_index = self._index(names, fold(self.config.timestamp_column_name))
         sql, params = self._sql(columns)
         if self.dialect.name is DialectName.POSTGRESQL:
             cursor = conn.cursor(name=f"sluice_jdbc_{next(_CURSOR_IDS)}")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
-from pydantic import Field, SecretStr, model_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from connectors.api import PluginConfig
 
@@ -25,6 +25,24 @@ class JdbcConnectionConfig(PluginConfig):
     connection_password: SecretStr | None = Field(
         None, alias="connection.password", description="Database password."
     )
+
+    quote_sql_identifiers: Literal["always", "never"] = Field(
+        "always",
+        alias="quote.sql.identifiers",
+        description="always: table and column names are double-quoted in the SQL generated "
+        "(exact names, any characters). never: written bare, so PostgreSQL folds them to "
+        "lower case (a field Amount reads or writes column amount: for tables created "
+        "without quotes).",
+    )
+
+    @field_validator("quote_sql_identifiers", mode="before")
+    @classmethod
+    def _lower_quote(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value  # ALWAYS, as Confluent's
+
+    def quoting(self) -> bool:
+        """Whether identifiers are quoted (``quote.sql.identifiers=always``)."""
+        return self.quote_sql_identifiers == "always"
 
     def password(self) -> str | None:
         return self.connection_password.get_secret_value() if self.connection_password else None

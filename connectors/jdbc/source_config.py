@@ -48,6 +48,14 @@ class JdbcSourceConfig(JdbcConnectionConfig):
     table_blacklist: str = Field(
         "", alias="table.blacklist", description="Comma-separated tables not to copy."
     )
+    schema_pattern: str = Field(
+        "",
+        alias="schema.pattern",
+        description="PostgreSQL: list only tables of schemas whose name matches this SQL "
+        "LIKE pattern (% any characters, _ one character); table.whitelist/blacklist names "
+        "without a schema then match tables of those schemas. Empty: all schemas. SQLite has "
+        "no schemas and ignores it.",
+    )
     table_types: str = Field(
         "TABLE",
         alias="table.types",

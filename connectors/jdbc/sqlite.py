@@ -73,7 +73,10 @@ class SqliteDialect(Dialect):
         if not conn.in_transaction:
             conn.execute("BEGIN")
 
-    def list_tables(self, conn: Any, types: Collection[str] = ("TABLE",)) -> list[TableId]:
+    def list_tables(
+        self, conn: Any, types: Collection[str] = ("TABLE",), schema_pattern: str = ""
+    ) -> list[TableId]:
+        """SQLite has no schemas: ``schema_pattern`` is ignored."""
         kinds = [_SQLITE_KINDS[t] for t in types if t in _SQLITE_KINDS]  # no materialized views
         if not kinds:
             return []

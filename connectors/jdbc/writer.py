@@ -15,6 +15,9 @@ Rows are built per ``pk.mode``:
   primitive key, column ``pk.fields`` or ``__connect_key``), then the value's
   other fields.
 
+``quote.sql.identifiers=never`` writes names bare: columns are compared with
+the catalog's names as the database folds them (PostgreSQL: lower case).
+
 ``fields.whitelist`` (``fields.include.list``) narrows the value's fields (key
 columns are kept); it is applied once per shape, so rows cost the same.
 
@@ -307,7 +310,10 @@ class SinkWriter:
                 self._create(table, columns, schemas, pk)
                 return
             known = self._tables[table] = {c.name for c in found}
-        missing = [(c, s) for c, s in zip(columns, schemas, strict=True) if c not in known]
+        fold = self.dialect.fold  # quote.sql.identifiers=never: Amount is column amount
+        missing = [
+            (c, s) for c, s in zip(columns, schemas, strict=True) if fold(c) not in known
+        ]
         if not missing:
             return
         if not self.config.auto_evolve:
@@ -317,7 +323,7 @@ class SinkWriter:
             )
         for name, schema in missing:
             self.conn.execute(self.dialect.add_column_sql(table, name, schema))
-            known.add(name)
+            known.add(fold(name))
         self._new_tables.add(table)
 
     def _create(
@@ -327,7 +333,7 @@ class SinkWriter:
             self.conn.execute(f"CREATE SCHEMA IF NOT EXISTS {self.dialect.quote(table.schema)}")
         sql = self.dialect.create_table_sql(table, list(zip(columns, schemas, strict=True)), pk)
         self.conn.execute(sql)
-        self._tables[table] = set(columns)
+        self._tables[table] = {self.dialect.fold(c) for c in columns}
         self._new_tables.add(table)
         self._shapes.clear()  # tombstones for this table were no-ops until now
 

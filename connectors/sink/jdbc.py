@@ -26,6 +26,10 @@ Tombstones delete rows with ``delete.enabled=true`` and are skipped otherwise.
 ``fields.whitelist`` (or its newer name ``fields.include.list``; not both) lists
 the value fields written, created and added (key fields are written anyway); a
 record lacking a listed field is a DataError.
+``quote.sql.identifiers=never`` (default always) writes table and column names
+bare in every statement (CREATE/ALTER TABLE, COPY, INSERT, UPSERT, UPDATE,
+DELETE), so PostgreSQL folds them to lower case: a field ``Amount`` creates and
+writes column ``amount``, and tables created without quotes are written as is.
 Delivery is at-least-once by default (a crash between the database commit and
 the consumer commit re-delivers, which upsert absorbs) and exactly-once with
 ``exactly.once=true``.
@@ -57,7 +61,8 @@ log = logging.getLogger(__name__)
 
 
 def _dialect(config: JdbcSinkConfig) -> Dialect:
-    return dialect_for(parse_url(config.connection_url, config.connection_user, config.password()))
+    url = parse_url(config.connection_url, config.connection_user, config.password())
+    return dialect_for(url, quote_identifiers=config.quoting())
 
 
 class JdbcSinkConnector(SinkConnector):

@@ -18,6 +18,12 @@ JdbcSink with ``auto.create`` makes the same table. ``numeric.mapping``
 ``numeric(p, s)`` columns as ints or doubles instead of Decimals.
 ``timestamp.initial`` (timestamp modes, epoch ms; -1 = when the task starts)
 is where a table without a stored offset starts reading.
+``schema.pattern`` (PostgreSQL; SQL LIKE, e.g. ``sales%``) lists only the
+tables of matching schemas, and whitelist/blacklist names without a schema then
+name tables in those schemas; SQLite has no schemas and ignores it.
+``quote.sql.identifiers`` (always, the default, or never) says whether table and
+column names are double-quoted in the SQL generated; never leaves them bare,
+for PostgreSQL to fold to lower case.
 
 Each task reads one table at a time through a server-side cursor,
 ``batch.max.rows`` rows per ``poll``, and queries each table again
@@ -55,7 +61,8 @@ TABLES_KEY = "tables"
 
 
 def _dialect(config: JdbcSourceConfig) -> Dialect:
-    return dialect_for(parse_url(config.connection_url, config.connection_user, config.password()))
+    url = parse_url(config.connection_url, config.connection_user, config.password())
+    return dialect_for(url, quote_identifiers=config.quoting())
 
 
 def _connect(dialect: Dialect, *, autocommit: bool) -> Any:
@@ -70,30 +77,61 @@ def _normal(dialect: Dialect, name: str) -> str:
     return str(table)
 
 
+def _pattern(dialect: Dialect, config: JdbcSourceConfig) -> str:
+    """``schema.pattern`` where it applies (PostgreSQL; SQLite has no schemas)."""
+    return config.schema_pattern if dialect.name is DialectName.POSTGRESQL else ""
+
+
+def _matching(dialect: Dialect, listed: list[TableId], entry: str, pattern: str) -> list[str]:
+    """The listed tables a whitelist/blacklist entry names.
+
+    ``schema.table`` names that table; a bare name is the ``public`` one, or with
+    ``schema.pattern`` set, that table in any of the listed schemas (as Confluent's).
+    """
+    name = _normal(dialect, entry)
+    if pattern and TableId.parse(entry).schema is None:
+        return [str(t) for t in listed if t.name == name]
+    return [name] if any(str(t) == name for t in listed) else []
+
+
 def find_tables(
     dialect: Dialect, conn: Any, config: JdbcSourceConfig
 ) -> tuple[list[str], list[str]]:
     """(tables to copy, whitelisted tables that do not exist)."""
-    present = [str(t) for t in dialect.list_tables(conn, config.table_type_set())]
-    included = [_normal(dialect, n) for n in config.included()]
-    if included:
-        return [t for t in included if t in present], [t for t in included if t not in present]
-    excluded = {_normal(dialect, n) for n in config.excluded()}
-    return [t for t in present if t not in excluded], []
+    pattern = _pattern(dialect, config)
+    listed = dialect.list_tables(conn, config.table_type_set(), pattern)
+    if config.included():
+        found: dict[str, None] = {}
+        missing = []
+        for entry in config.included():
+            tables = _matching(dialect, listed, entry, pattern)
+            found.update(dict.fromkeys(tables))
+            if not tables:
+                missing.append(_normal(dialect, entry))
+        return list(found), missing
+    excluded = {t for n in config.excluded() for t in _matching(dialect, listed, n, pattern)}
+    return [str(t) for t in listed if str(t) not in excluded], []
 
 
 def missing_reasons(
     dialect: Dialect, conn: Any, config: JdbcSourceConfig, missing: list[str]
 ) -> dict[str, str]:
-    """Why each whitelisted table was not found: absent, or not of ``table.types``."""
+    """Why each whitelisted table was not found: absent, not of ``table.types``, or outside
+    ``schema.pattern``."""
     if not missing:
         return {}
+    pattern = _pattern(dialect, config)
+    of_type = {str(t) for t in dialect.list_tables(conn, config.table_type_set())}
     anywhere = {str(t) for t in dialect.list_tables(conn, TABLE_TYPES)}
-    return {
-        name: f"is not of table.types={config.table_types}" if name in anywhere
-        else "does not exist"
-        for name in missing
-    }
+    reasons = {}
+    for name in missing:
+        if pattern and name in of_type:
+            reasons[name] = f"is not in a schema matching schema.pattern={pattern}"
+        elif name in anywhere:
+            reasons[name] = f"is not of table.types={config.table_types}"
+        else:
+            reasons[name] = "does not exist"
+    return reasons
 
 
 class JdbcSourceConnector(SourceConnector):
@@ -133,14 +171,20 @@ class JdbcSourceConnector(SourceConnector):
             conn.close()
         if missing and fail_on_missing:
             absent = [t for t in missing if reasons[t] == "does not exist"]
-            other = [t for t in missing if t not in absent]
+            typed = [t for t in missing if reasons[t].startswith("is not of")]
+            outside = [t for t in missing if t not in absent and t not in typed]
             problems = []
             if absent:
                 problems.append(f"table(s) {', '.join(absent)} of table.whitelist not found")
-            if other:
+            if typed:
                 problems.append(
-                    f"table(s) {', '.join(other)} of table.whitelist not of "
+                    f"table(s) {', '.join(typed)} of table.whitelist not of "
                     f"table.types={self._config.table_types}"
+                )
+            if outside:
+                problems.append(
+                    f"table(s) {', '.join(outside)} of table.whitelist not in a schema "
+                    f"matching schema.pattern={self._config.schema_pattern}"
                 )
             raise ConnectError(f"{'; '.join(problems)} on {self._dialect.url.describe()}")
         return tables
@@ -205,7 +249,10 @@ class JdbcSourceConnector(SourceConnector):
         problems = []
         for name in tables if wanted else []:
             columns = {c.name for c in dialect.columns(conn, TableId.parse(name)) or []}
-            problems += [f"table {name} has no column {c}" for c in wanted if c not in columns]
+            problems += [
+                f"table {name} has no column {c}" for c in wanted
+                if dialect.fold(c) not in columns
+            ]
         return problems
 
     def details(self) -> dict[str, Any]:

@@ -24,8 +24,8 @@ def test_keys_of_the_runtime_and_the_connector_are_read() -> None:
 def test_an_unimplemented_option_and_a_typo_are_listed_sorted() -> None:
     jdbc = REGISTRY.connector_class("JdbcSink")
     props = {"connector.class": "JdbcSink", "topics": "t", "connection.url": "sqlite:///x.db",
-             "quote.sql.identifiers": "never", "auto.creat": "true"}
-    assert unused_keys(jdbc, props) == ["auto.creat", "quote.sql.identifiers"]
+             "db.timezone": "UTC", "auto.creat": "true"}
+    assert unused_keys(jdbc, props) == ["auto.creat", "db.timezone"]
 
 
 def test_a_connectors_own_prefixes_are_read() -> None:
