@@ -18,10 +18,12 @@ Mapping (Debezium's defaults)::
     text/varchar/char/name  string
     bytea                   bytes (binary.handling.mode=bytes); string with base64 (padded),
                             base64-url-safe (``-``/``_``, padded) or hex (lowercase)
-    timestamp               io.debezium.time.MicroTimestamp int64 (µs since the epoch)
+    timestamp               io.debezium.time.MicroTimestamp int64 (µs since the epoch);
+                            timestamp(0..3): io.debezium.time.Timestamp int64 (ms)
     timestamptz             io.debezium.time.ZonedTimestamp string (ISO-8601, UTC, ``Z``)
     date                    io.debezium.time.Date int32 (days since the epoch)
-    time                    io.debezium.time.MicroTime int64 (µs since midnight)
+    time                    io.debezium.time.MicroTime int64 (µs since midnight);
+                            time(0..3): io.debezium.time.Time int32 (ms), adaptive only
     timetz                  io.debezium.time.ZonedTime string
     interval                io.debezium.time.MicroDuration int64 (µs; a month is 30.4375 days)
     uuid                    io.debezium.data.Uuid string
@@ -29,8 +31,10 @@ Mapping (Debezium's defaults)::
     <t>[]                   array of <t> (optional elements)
     anything else           string (the text form)
 
-The temporal rows above are time.precision.mode=adaptive (and
-adaptive_time_microseconds, the same here: every ``time`` is MicroTime). With
+The temporal rows above are time.precision.mode=adaptive: as Debezium, a
+column declared with a precision of 0 to 3 digits gets the millisecond type.
+adaptive_time_microseconds is the same except that every ``time`` is
+MicroTime. With
 time.precision.mode=connect, Kafka Connect's own logical types (as the
 worker's JsonConverter and the JDBC connectors use them)::
 
@@ -66,6 +70,8 @@ Parser = Callable[[str], Any]
 DECIMAL = "org.apache.kafka.connect.data.Decimal"
 VARIABLE_SCALE_DECIMAL = "io.debezium.data.VariableScaleDecimal"
 MICRO_TIMESTAMP = "io.debezium.time.MicroTimestamp"
+TIMESTAMP = "io.debezium.time.Timestamp"
+TIME = "io.debezium.time.Time"
 ZONED_TIMESTAMP = "io.debezium.time.ZonedTimestamp"
 DATE = "io.debezium.time.Date"
 MICRO_TIME = "io.debezium.time.MicroTime"
@@ -124,6 +130,17 @@ def _timestamp_us(text: str) -> int:
         return _INT64_MIN
     delta = dt.datetime.fromisoformat(text) - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def _timestamp_epoch_ms(text: str) -> int:
+    """io.debezium.time.Timestamp: ms since the epoch (infinity: int64 bounds)."""
+    micros = _timestamp_us(text)
+    return micros if micros in (_INT64_MAX, _INT64_MIN) else micros // 1000
+
+
+def _time_of_day_ms(text: str) -> int:
+    """io.debezium.time.Time: ms since midnight."""
+    return _time_us(text) // 1000
 
 
 def _timestamp_ms(text: str) -> dt.datetime | int:
@@ -268,6 +285,11 @@ _CONNECT_TEMPORAL: dict[int, tuple[Schema, Parser]] = {
     1083: (_named(SchemaType.INT32, CONNECT_TIME), _time_ms),
     1114: (_named(SchemaType.INT64, CONNECT_TIMESTAMP), _timestamp_ms),
 }
+# time.precision.mode=adaptive, a precision of 0-3 digits: Debezium's millisecond types
+_ADAPTIVE_MILLIS: dict[int, tuple[Schema, Parser]] = {
+    1083: (_named(SchemaType.INT32, TIME), _time_of_day_ms),
+    1114: (_named(SchemaType.INT64, TIMESTAMP), _timestamp_epoch_ms),
+}
 _BINARY: dict[str, tuple[Schema, Parser]] = {
     "bytes": _SIMPLE[17],
     "base64": (Schema(SchemaType.STRING), _bytea_base64),
@@ -305,6 +327,9 @@ def column_type(
         return _BINARY[binary_mode]
     if time_mode == "connect" and type_oid in _CONNECT_TEMPORAL:
         return _CONNECT_TEMPORAL[type_oid]
+    # time(p) / timestamp(p) have typmod p; adaptive_time_microseconds keeps time in µs
+    if 0 <= typmod <= 3 and (type_oid == 1114 or (type_oid == 1083 and time_mode == "adaptive")):
+        return _ADAPTIVE_MILLIS[type_oid]
     return _SIMPLE.get(type_oid, _STRING)
 
 

@@ -419,3 +419,26 @@ def test_connect_time_precision_and_base64_binary_modes(
                                 "version": 1, "field": "clock"}
     assert columns["at_tz"]["name"] == "io.debezium.time.ZonedTimestamp"
     assert columns["raw"] == {"type": "string", "optional": True, "field": "raw"}
+
+
+def test_adaptive_millisecond_types_for_declared_precisions_up_to_three(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness]
+) -> None:
+    """timestamp(3)/time(0) get Debezium's ms types in the snapshot and the stream alike."""
+    db.execute("CREATE TABLE ticks (id int PRIMARY KEY, at timestamp(3), clock time(0), "
+               "fine timestamp)")
+    db.execute("INSERT INTO ticks VALUES (1, '2024-03-01 12:34:56.789', '01:02:03', "
+               "'2024-03-01 12:34:56.789123')")
+    h = harness()
+    db.execute("INSERT INTO ticks VALUES (2, '1970-01-01 00:00:01.5', '23:59:59', "
+               "'1970-01-01 00:00:00.000001')")
+    snapshot, streamed = h.poll_until(lambda rs: len(rs) >= 2)[:2]
+    assert snapshot.value_schema == streamed.value_schema
+    after = next(f.schema for f in streamed.value_schema.fields if f.name == "after")
+    names = {f.name: (f.schema.type, f.schema.name) for f in after.fields}
+    assert names["at"] == (SchemaType.INT64, "io.debezium.time.Timestamp")
+    assert names["clock"] == (SchemaType.INT32, "io.debezium.time.Time")
+    assert names["fine"] == (SchemaType.INT64, "io.debezium.time.MicroTimestamp")
+    assert snapshot.value["after"] == {"id": 1, "at": 1_709_296_496_789, "clock": 3_723_000,
+                                       "fine": 1_709_296_496_789_123}
+    assert streamed.value["after"] == {"id": 2, "at": 1_500, "clock": 86_399_000, "fine": 1}

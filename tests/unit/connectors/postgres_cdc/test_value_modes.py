@@ -134,3 +134,25 @@ def test_config_defaults_and_bad_modes_name_key_and_allowed_values() -> None:
     with pytest.raises(ConfigError, match=r"binary\.handling\.mode: .*'bytes', 'base64', "
                        r"'base64-url-safe' or 'hex'"):
         PostgresCdcConfig.from_props({**BASE, "binary.handling.mode": "base32"})
+
+
+def test_adaptive_gives_millisecond_types_to_a_precision_of_three_digits_or_fewer() -> None:
+    """As Debezium: timestamp(0..3) -> io.debezium.time.Timestamp, time(0..3) -> Time (ms)."""
+    schema, parse = column_type(1114, 3)
+    assert (schema.type, schema.name) == (SchemaType.INT64, "io.debezium.time.Timestamp")
+    assert parse("2024-03-01 12:34:56.789") == 1_709_296_496_789
+    assert parse("1969-12-31 23:59:59.999") == -1
+    assert parse("infinity") == (1 << 63) - 1
+    schema, parse = column_type(1083, 0)
+    assert (schema.type, schema.name) == (SchemaType.INT32, "io.debezium.time.Time")
+    assert parse("01:02:03") == 3_723_000
+    for typmod in (-1, 4, 6):  # no declared precision, or more than ms: microseconds
+        assert column_type(1114, typmod)[0].name == "io.debezium.time.MicroTimestamp"
+        assert column_type(1083, typmod)[0].name == "io.debezium.time.MicroTime"
+    # adaptive_time_microseconds: time always in µs; timestamp as adaptive
+    assert column_type(1083, 3, time_mode="adaptive_time_microseconds")[0].name == (
+        "io.debezium.time.MicroTime"
+    )
+    assert column_type(1114, 3, time_mode="adaptive_time_microseconds")[0].name == (
+        "io.debezium.time.Timestamp"
+    )
