@@ -15,6 +15,11 @@ AutocreateMode = Literal["all_tables", "disabled", "filtered", "no_tables"]
 OPERATIONS = {"c", "u", "d", "t"}
 
 
+def _patterns(text: str) -> list[re.Pattern[str]]:
+    """The compiled regexes of a comma-separated list (validated when the config was read)."""
+    return [re.compile(p) for p in _split(text)]
+
+
 def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
@@ -159,26 +164,26 @@ class PostgresCdcConfig(PluginConfig):
 
     @cached_property
     def schema_include_patterns(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in _split(self.schema_include_list)]
+        return _patterns(self.schema_include_list)
 
     @cached_property
     def schema_exclude_patterns(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in _split(self.schema_exclude_list)]
+        return _patterns(self.schema_exclude_list)
 
     @cached_property
     def include_patterns(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in _split(self.table_include_list)]
+        return _patterns(self.table_include_list)
 
     @cached_property
     def exclude_patterns(self) -> list[re.Pattern[str]]:
-        return [re.compile(p) for p in _split(self.table_exclude_list)]
+        return _patterns(self.table_exclude_list)
 
     @cached_property
     def column_patterns(self) -> tuple[bool, list[re.Pattern[str]]]:
         """(True, include patterns) or (False, exclude patterns)."""
         if self.column_include_list:
-            return True, [re.compile(p) for p in _split(self.column_include_list)]
-        return False, [re.compile(p) for p in _split(self.column_exclude_list)]
+            return True, _patterns(self.column_include_list)
+        return False, _patterns(self.column_exclude_list)
 
     def dropped_columns(self, qualified_table: str, columns: list[str]) -> frozenset[str]:
         """The columns of ``schema.table`` that column.include/exclude.list leave out."""
