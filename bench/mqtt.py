@@ -41,8 +41,9 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from tests.integration.mqtt.worker_pipeline import start_source
 from tests.support.mosquitto import MosquittoServer
-from tests.support.standalone_process import StandaloneProcess, properties, wait_for
+from tests.support.standalone_process import StandaloneProcess
 
 PAYLOAD_BYTES = 100
 IDLE_TIMEOUT_S = 30.0
@@ -119,25 +120,7 @@ def pipeline(server: MosquittoServer, workdir: Path, count: int, qos: int) -> di
     worker = StandaloneProcess(workdir / f"worker-qos{qos}").start()
     name = topic = f"bench-mqtt-{qos}"
     try:
-        worker.write_pipeline(
-            name,
-            properties(
-                name=name,
-                connector_class="MqttSource",
-                mqtt_server_uri=server.uri,
-                mqtt_topics=f"bench/{qos}/#",
-                kafka_topic=topic,
-                mqtt_qos=qos,
-                key_converter="org.apache.kafka.connect.storage.StringConverter",
-                value_converter="org.apache.kafka.connect.converters.ByteArrayConverter",
-            ),
-        )
-        worker.wait_running(name)
-        wait_for(
-            lambda: (worker.status(name) or {})["tasks"][0].get("details", {}).get("connection")
-            == "connected",
-            "the source connected",
-        )
+        start_source(worker, server, f"bench/{qos}", name, qos=qos)
         command = [sys.executable, "-m", "bench.mqtt", "--log-counter", worker.bootstrap, topic]
         child = subprocess.Popen([*command, str(count)], stdout=subprocess.PIPE, text=True)
         assert child.stdout is not None
