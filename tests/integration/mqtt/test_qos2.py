@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import paho.mqtt.client as mqtt
 import pytest
@@ -20,7 +20,7 @@ from paho.mqtt.properties import Properties
 
 from connectors.source.mqtt import MqttSourceTask
 from tests.integration.mqtt.helpers import publish_all, wait_for
-from tests.integration.mqtt.test_source_task import drain
+from tests.integration.mqtt.test_source_task import drain, source_tasks
 from tests.support.mosquitto import MosquittoServer
 
 WINDOW = 10
@@ -40,30 +40,16 @@ def small_window(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mosquitto
 
 
 @pytest.fixture
-def start_task(small_window: MosquittoServer) -> Iterator:
+def start_task(small_window: MosquittoServer) -> Iterator[Callable[..., MqttSourceTask]]:
     """Start QoS 2 MqttSourceTasks (connected) on the small-window Mosquitto."""
-    tasks: list[MqttSourceTask] = []
+    tasks = source_tasks(small_window.uri)
+    start = next(tasks)
 
-    def start(topics: str, client_id: str, **props: str) -> MqttSourceTask:
-        task = MqttSourceTask()
-        task.start(
-            {
-                "name": "src",
-                "mqtt.server.uri": small_window.uri,
-                "mqtt.topics": topics,
-                "kafka.topic": "log-topic",
-                "mqtt.client.id": client_id,
-                "mqtt.qos": "2",
-                **props,
-            }
-        )
-        tasks.append(task)
-        wait_for(lambda: task.details()["connection"] == "connected", "the source connected")
-        return task
+    def start_qos2(topics: str, client_id: str, **props: str) -> MqttSourceTask:
+        return start(topics, **{"mqtt.client.id": client_id, "mqtt.qos": "2", **props})
 
-    yield start
-    for task in tasks:
-        task.stop()
+    yield start_qos2
+    next(tasks, None)  # stops the tasks
 
 
 @pytest.mark.parametrize("version", VERSIONS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,9 +15,9 @@ from tests.integration.mqtt.helpers import WAIT_S, publish_all, wait_for
 from tests.support.mosquitto import MosquittoServer
 
 
-@pytest.fixture
-def start_source(mosquitto: MosquittoServer) -> Iterator:
-    """Start MqttSourceTasks (connected) on the session's Mosquitto; stopped at the end."""
+def source_tasks(uri: str) -> Iterator[Callable[..., MqttSourceTask]]:
+    """For a fixture to yield from: a starter of connected MqttSourceTasks on ``uri``
+    (``start(topics, **props)``, a fresh client id unless given); all stopped after."""
     tasks: list[MqttSourceTask] = []
 
     def start(topics: str, **props: str) -> MqttSourceTask:
@@ -25,7 +25,7 @@ def start_source(mosquitto: MosquittoServer) -> Iterator:
         task.start(
             {
                 "name": "src",
-                "mqtt.server.uri": mosquitto.uri,
+                "mqtt.server.uri": uri,
                 "mqtt.topics": topics,
                 "kafka.topic": "log-topic",
                 "mqtt.client.id": f"src-{uuid.uuid4().hex[:10]}",
@@ -39,6 +39,12 @@ def start_source(mosquitto: MosquittoServer) -> Iterator:
     yield start
     for task in tasks:
         task.stop()
+
+
+@pytest.fixture
+def start_source(mosquitto: MosquittoServer) -> Iterator[Callable[..., MqttSourceTask]]:
+    """Start MqttSourceTasks (connected) on the session's Mosquitto; stopped at the end."""
+    yield from source_tasks(mosquitto.uri)
 
 
 def drain(task: MqttSourceTask, count: int, *, ack: bool = True) -> list[SourceRecord]:
