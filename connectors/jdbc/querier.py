@@ -34,7 +34,6 @@ from connectors.jdbc.dialect import Column, Dialect, TableId
 from connectors.jdbc.source_config import TIMESTAMP_INITIAL_NOW, JdbcSourceConfig
 from connectors.jdbc.sqlite import sqlite_reader
 from connectors.jdbc.types import (
-    DECIMAL,
     PG_TEXT_TYPES,
     infer_schema,
     map_numeric,
@@ -102,7 +101,6 @@ class Querier:
         self.next_run = 0.0
         self._cursor: Any = None
         self._schema: Schema | None = None
-        self._decimals: dict[str, Schema] = {}  # Decimal columns as declared (numeric.mapping)
 
     @property
     def active(self) -> bool:
@@ -112,11 +110,13 @@ class Querier:
 
     def open(self, conn: Any) -> None:
         """Run this round's query (in the connection's open transaction)."""
-        columns = self._columns(conn)
+        declared = self._columns(conn)
+        mapping = self.config.numeric_mapping
+        columns = [replace(c, schema=map_numeric(c.schema, mapping)) for c in declared]
         names = [c.name for c in columns]
         self._names = tuple(names)
         self._schema = struct(*[(c.name, c.schema) for c in columns], name=self.name)
-        self._readers = self._make_readers(columns)
+        self._readers = self._make_readers(declared, columns)
         fold = self.dialect.fold  # quote.sql.identifiers=never: ID is column id
         self._inc_index = self._index(names, fold(self.config.incrementing_column_name))
         self._ts_index = self._index(names, fold(self.config.timestamp_column_name))
@@ -196,16 +196,13 @@ class Querier:
     # ------------------------------------------------------------ SQL
 
     def _columns(self, conn: Any) -> list[Column]:
-        """The columns read, with their Connect schemas (``numeric.mapping`` applied)."""
+        """The columns read, with the Connect schemas of their declared types."""
         if self.table is not None:
             columns = self.dialect.columns(conn, self.table)
             if columns is None:
                 raise DataError(f"table {self.table} does not exist (any more)")
-        else:
-            columns = self._query_columns(conn)
-        self._decimals = {c.name: c.schema for c in columns if c.schema.name == DECIMAL}
-        mapping = self.config.numeric_mapping
-        return [replace(c, schema=map_numeric(c.schema, mapping)) for c in columns]
+            return columns
+        return self._query_columns(conn)
 
     def _query_columns(self, conn: Any) -> list[Column]:
         cursor = conn.cursor()
@@ -227,14 +224,17 @@ class Querier:
         samples = first if first is not None else [None] * len(names)
         return [Column(n, infer_schema(v), "") for n, v in zip(names, samples, strict=True)]
 
-    def _make_readers(self, columns: list[Column]) -> list[tuple[int, Callable[[Any], Any]]]:
+    def _make_readers(
+        self, declared: list[Column], columns: list[Column]
+    ) -> list[tuple[int, Callable[[Any], Any]]]:
+        """Per column read, a conversion of the driver's value, where one is needed;
+        ``declared`` are the columns before ``numeric.mapping``, ``columns`` after."""
         readers: list[tuple[int, Callable[[Any], Any]]] = []
         sqlite = self.dialect.name is DialectName.SQLITE
-        for i, column in enumerate(columns):
+        for i, (before, column) in enumerate(zip(declared, columns, strict=True)):
             read: Callable[[Any], Any] | None
-            declared = self._decimals.get(column.name)
-            if declared is not None and column.schema is not declared:  # numeric.mapping
-                first = sqlite_reader(declared) if sqlite else None
+            if column.schema is not before.schema:  # a Decimal that numeric.mapping mapped
+                first = sqlite_reader(before.schema) if sqlite else None
                 read = _numeric_reader(column.schema.type, first)
             elif sqlite:
                 read = sqlite_reader(column.schema)
