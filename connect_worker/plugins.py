@@ -18,10 +18,12 @@ and skipped (and listed in :attr:`PluginRegistry.errors`); it never stops the
 worker. Each worker builds its own registry (its own ``PluginManager``), so
 tests build isolated ones.
 
-Names resolve by exact dotted Python path (``connectors.source.file.FileStreamSourceConnector``),
+Names resolve by exact dotted Python path (``connectors.file.source.FileStreamSourceConnector``),
 by any of the class's ``aliases`` (``FileStreamSource``,
 ``org.apache.kafka.connect.file.FileStreamSourceConnector``), case-sensitively,
-and finally by importing a dotted path that was not registered.
+and finally by importing a dotted path that was not registered. A dotted path
+into a module that has moved (:data:`MOVED_MODULES`) is read at its new place,
+so a ``connector.class`` written before a move keeps working.
 """
 
 from __future__ import annotations
@@ -59,7 +61,7 @@ log = logging.getLogger(__name__)
 ENTRY_POINT_GROUP = "sluice"
 #: Modules of the bundled plugins, registered through the same hooks as third parties.
 BUNDLED = (
-    "connectors.plugin",
+    "connectors.file.plugin",
     "connectors.jdbc.plugin",
     "connectors.source.postgres_cdc.plugin",
     "connectors.mqtt.plugin",
@@ -69,6 +71,12 @@ BUNDLED = (
     "connect_worker.config_providers",
     "transforms.plugin",
 )
+#: Old module -> its new place. Each connector family now lives in one folder
+#: (``connectors/<family>/source.py`` ...); pipelines may still name the old paths.
+MOVED_MODULES: dict[str, str] = {
+    "connectors.source.file": "connectors.file.source",
+    "connectors.sink.file": "connectors.file.sink",
+}
 #: Plugin kinds, named as Kafka's ``GET /connector-plugins`` names them.
 KINDS = (
     "source",
@@ -292,6 +300,7 @@ class PluginRegistry:
         converter and a header converter.
         """
         kinds = ("source", "sink") if kind == "connector" else (kind,)
+        name = moved_name(name)
         for k in kinds:
             found = self._names[k].get(name)
             if found is not None:
@@ -337,6 +346,13 @@ class PluginRegistry:
         descriptor = _descriptor(cls, kind)
         self._imported[(name, kind)] = descriptor
         return descriptor
+
+
+def moved_name(name: str) -> str:
+    """``name`` with a moved module's old dotted path (:data:`MOVED_MODULES`) replaced."""
+    module_name, _, attr = name.rpartition(".")
+    new_module = MOVED_MODULES.get(module_name)
+    return f"{new_module}.{attr}" if new_module else name
 
 
 def _descriptor(cls: type, kind: str) -> PluginDescriptor:

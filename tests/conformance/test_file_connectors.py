@@ -17,7 +17,7 @@ import pytest
 from connect_worker.plugins import PluginRegistry
 from connect_worker.validation import validate_connector_config
 from connectors.api import SinkConnector, SinkRecord, SourceConnector, TopicPartition
-from tests.unit.connectors.file_harness import DictOffsetReader, SinkContext, SourceContext, drain
+from tests.support.plugin_harness import DictOffsetReader, SinkContext, SourceContext, drain
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import pytest
 from connectors.api import ConnectError, SinkRecord, SourceRecord, TopicPartition
 from connectors.sink.s3 import S3SinkTask
 from connectors.source.s3 import S3SourceTask
+from tests.support.plugin_harness import DictOffsetReader, SinkContext, SourceContext
 from tests.support.s3_server import S3Server
-from tests.unit.connectors.file_harness import DictOffsetReader, SinkContext, SourceContext
 
 
 def start_source(reader: DictOffsetReader, props: dict[str, str]) -> S3SourceTask:

@@ -19,8 +19,8 @@ from connectors.s3.upload_process import UploadProcess
 from connectors.sink.s3 import S3SinkTask
 from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy
+from tests.support.plugin_harness import SinkContext
 from tests.support.s3_server import S3Server
-from tests.unit.connectors.file_harness import SinkContext
 
 MiB = 1024 * 1024
 TP0 = TopicPartition("t", 0)

@@ -13,7 +13,7 @@ import pytest
 
 from connect_worker.plugins import PluginRegistry, UnknownPluginError
 from connect_worker.validation import validate_connector_config
-from tests.unit.connectors.file_harness import DictOffsetReader, SourceContext
+from tests.support.plugin_harness import DictOffsetReader, SourceContext
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "sluice-example-plugin"
 

@@ -10,8 +10,8 @@ import pytest
 
 from connect_worker.converters import JsonConverter, SimpleHeaderConverter, StringConverter
 from connect_worker.plugins import KINDS, PluginRegistry, UnknownPluginError
-from connectors.sink.file import FileStreamSinkConnector
-from connectors.source.file import FileStreamSourceConnector
+from connectors.file.sink import FileStreamSinkConnector
+from connectors.file.source import FileStreamSourceConnector
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,8 @@ def registry() -> PluginRegistry:
         "FileStreamSource",
         "FileStreamSourceConnector",
         "org.apache.kafka.connect.file.FileStreamSourceConnector",
-        "connectors.source.file.FileStreamSourceConnector",
+        "connectors.file.source.FileStreamSourceConnector",
+        "connectors.source.file.FileStreamSourceConnector",  # the path before issue 16's move
     ],
 )
 def test_connector_names_resolve(registry: PluginRegistry, name: str) -> None:
@@ -83,7 +84,7 @@ def test_plugins_listing_and_json(registry: PluginRegistry) -> None:
     assert FileStreamSourceConnector in [d.cls for d in sources]
     file_source = next(d for d in sources if d.cls is FileStreamSourceConnector)
     assert file_source.to_json() == {
-        "class": "connectors.source.file.FileStreamSourceConnector",
+        "class": "connectors.file.source.FileStreamSourceConnector",
         "type": "source",
         "version": "0.1.0",
     }

@@ -12,7 +12,7 @@ from connect_worker.connector_config import HIDDEN
 from connect_worker.plugins import PluginRegistry
 from connect_worker.validation import plugin_config_definition, validate_connector_config
 from connectors.api import hookimpl
-from connectors.source.file import FileStreamSourceConnector
+from connectors.file.source import FileStreamSourceConnector
 
 DEFINITION_KEYS = {
     "name", "type", "required", "default_value", "importance", "documentation", "group",

@@ -12,7 +12,7 @@ def test_plugin_listing(client: TestClient) -> None:
     connectors = client.get("/connector-plugins").json()
     assert {p["type"] for p in connectors} == {"source", "sink"}
     assert {
-        "class": "connectors.source.file.FileStreamSourceConnector",
+        "class": "connectors.file.source.FileStreamSourceConnector",
         "type": "source",
         "version": connectors[0]["version"],
     } in connectors

@@ -13,8 +13,8 @@ from connectors.api import ConnectError, DataError, SinkRecord, TopicPartition, 
 from connectors.api.schema import INT64, OPTIONAL_STRING, Schema, SchemaType
 from connectors.jdbc.types import TIMESTAMP, decimal_schema
 from connectors.sink.jdbc import JdbcSinkConnector, JdbcSinkTask
+from tests.support.plugin_harness import SinkContext
 from tests.support.postgres import PostgresServer
-from tests.unit.connectors.file_harness import SinkContext
 
 KEY = struct(("id", INT64))
 VALUE = struct(

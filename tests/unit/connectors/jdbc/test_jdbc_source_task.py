@@ -13,8 +13,8 @@ from connectors.api import ConfigError, SchemaType, SourceRecord
 from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import DATE, DECIMAL, TIMESTAMP
 from connectors.source.jdbc import JdbcSourceTask
+from tests.support.plugin_harness import DictOffsetReader, SourceContext
 from tests.support.postgres import PostgresServer
-from tests.unit.connectors.file_harness import DictOffsetReader, SourceContext
 
 
 def start(url: str, reader: DictOffsetReader | None = None, **props: str) -> JdbcSourceTask:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from connectors.api import SinkRecord, TopicPartition
-from connectors.sink.file import FileStreamSinkConnector, FileStreamSinkTask
-from tests.unit.connectors.file_harness import SinkContext
+from connectors.file.sink import FileStreamSinkConnector, FileStreamSinkTask
+from tests.support.plugin_harness import SinkContext
 
 
 def record(value: Any, offset: int = 0) -> SinkRecord:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from connectors.api import ConfigError, SchemaType
-from connectors.source.file import FileStreamSourceConnector, FileStreamSourceTask
-from tests.unit.connectors.file_harness import DictOffsetReader, SourceContext, drain
+from connectors.file.source import FileStreamSourceConnector, FileStreamSourceTask
+from tests.support.plugin_harness import DictOffsetReader, SourceContext, drain
 
 
 @pytest.fixture

@@ -1,11 +1,11 @@
 """The bundled connectors, registered through the same hook as third-party ones
-(entry point ``file = "connectors.plugin"`` in group ``sluice``)."""
+(entry point ``file = "connectors.file.plugin"`` in group ``sluice``)."""
 
 from __future__ import annotations
 
 from connectors.api import hookimpl
-from connectors.sink.file import FileStreamSinkConnector
-from connectors.source.file import FileStreamSourceConnector
+from connectors.file.sink import FileStreamSinkConnector
+from connectors.file.source import FileStreamSourceConnector
 
 
 @hookimpl
