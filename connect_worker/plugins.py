@@ -76,6 +76,8 @@ BUNDLED = (
 MOVED_MODULES: dict[str, str] = {
     "connectors.source.file": "connectors.file.source",
     "connectors.sink.file": "connectors.file.sink",
+    "connectors.source.jdbc": "connectors.jdbc.source",
+    "connectors.sink.jdbc": "connectors.jdbc.sink",
 }
 #: Plugin kinds, named as Kafka's ``GET /connector-plugins`` names them.
 KINDS = (

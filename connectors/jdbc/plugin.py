@@ -8,7 +8,7 @@ from connectors.api import hookimpl
 @hookimpl
 def sluice_connectors() -> list[type]:
     """JdbcSource and JdbcSink."""
-    from connectors.sink.jdbc import JdbcSinkConnector
-    from connectors.source.jdbc import JdbcSourceConnector
+    from connectors.jdbc.sink import JdbcSinkConnector
+    from connectors.jdbc.source import JdbcSourceConnector
 
     return [JdbcSourceConnector, JdbcSinkConnector]

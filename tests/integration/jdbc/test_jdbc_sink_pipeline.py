@@ -8,7 +8,7 @@ from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
 from connectors.api import struct
 from connectors.api.schema import INT64, OPTIONAL_STRING
-from connectors.sink.jdbc import JdbcSinkConnector
+from connectors.jdbc.sink import JdbcSinkConnector
 from tests.integration.jdbc.helpers import (
     produce_connect,
     read_all,

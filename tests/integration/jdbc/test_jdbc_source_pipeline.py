@@ -9,7 +9,7 @@ from pathlib import Path
 
 from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
-from connectors.source.jdbc import JdbcSourceConnector
+from connectors.jdbc.source import JdbcSourceConnector
 from tests.integration.jdbc.helpers import column_types, read_all, rows, topic_size, wait_for
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PASSWORD_USER, PostgresServer

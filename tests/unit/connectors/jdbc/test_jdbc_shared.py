@@ -11,6 +11,7 @@ from connectors.api import ConfigError, Schema, SchemaType
 from connectors.jdbc.dialect import TableId
 from connectors.jdbc.querier import from_offset_ts, to_offset_ts
 from connectors.jdbc.sink_config import JdbcSinkConfig
+from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import (
     DECIMAL,
@@ -20,7 +21,6 @@ from connectors.jdbc.types import (
     sqlite_column_schema,
 )
 from connectors.jdbc.url import DialectName, parse_url
-from connectors.source.jdbc import JdbcSourceConnector
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,8 @@ import pytest
 
 from connectors.api import ConnectError, DataError, SinkRecord, TopicPartition, struct
 from connectors.api.schema import INT64, OPTIONAL_STRING, Schema, SchemaType
+from connectors.jdbc.sink import JdbcSinkConnector, JdbcSinkTask
 from connectors.jdbc.types import TIMESTAMP, decimal_schema
-from connectors.sink.jdbc import JdbcSinkConnector, JdbcSinkTask
 from tests.support.plugin_harness import SinkContext
 from tests.support.postgres import PostgresServer
 

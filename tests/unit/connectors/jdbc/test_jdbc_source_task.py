@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from connectors.api import ConfigError, SchemaType, SourceRecord
+from connectors.jdbc.source import JdbcSourceTask
 from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import DATE, DECIMAL, TIMESTAMP
-from connectors.source.jdbc import JdbcSourceTask
 from tests.support.plugin_harness import DictOffsetReader, SourceContext
 from tests.support.postgres import PostgresServer
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from connectors.api import ConfigError, ConnectError, SourceRecord
+from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import DECIMAL
-from connectors.source.jdbc import JdbcSourceConnector
 from tests.support.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_source_task import drain, start
 
