@@ -78,6 +78,8 @@ MOVED_MODULES: dict[str, str] = {
     "connectors.sink.file": "connectors.file.sink",
     "connectors.source.jdbc": "connectors.jdbc.source",
     "connectors.sink.jdbc": "connectors.jdbc.sink",
+    "connectors.source.mqtt": "connectors.mqtt.source",
+    "connectors.sink.mqtt": "connectors.mqtt.sink",
 }
 #: Plugin kinds, named as Kafka's ``GET /connector-plugins`` names them.
 KINDS = (

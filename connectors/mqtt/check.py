@@ -15,8 +15,8 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
+from connectors.mqtt.config import MqttConnectionConfig, ServerUri
 from connectors.mqtt.connection import describe_os_error, make_client
-from connectors.mqtt.settings import MqttConnectionConfig, ServerUri
 
 
 def check_connection(config: MqttConnectionConfig) -> list[str]:

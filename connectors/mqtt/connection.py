@@ -52,8 +52,8 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from connectors.mqtt.config import MqttConnectionConfig, ServerUri
 from connectors.mqtt.inbox import Publish, decode_publish, release_id, take_publishes
-from connectors.mqtt.settings import MqttConnectionConfig, ServerUri
 
 log = logging.getLogger(__name__)
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from connectors.api import hookimpl
-from connectors.sink.mqtt import MqttSinkConnector
-from connectors.source.mqtt import MqttSourceConnector
+from connectors.mqtt.sink import MqttSinkConnector
+from connectors.mqtt.source import MqttSourceConnector
 
 
 @hookimpl

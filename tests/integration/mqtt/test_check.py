@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from connectors.sink.mqtt import MqttSinkConnector
-from connectors.source.mqtt import MqttSourceConnector
+from connectors.mqtt.sink import MqttSinkConnector
+from connectors.mqtt.source import MqttSourceConnector
 from tests.support.broker_process import free_port
 from tests.support.mosquitto import PASSWORD, USER, MosquittoServer
 

@@ -18,7 +18,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from connectors.source.mqtt import MqttSourceTask
+from connectors.mqtt.source import MqttSourceTask
 from tests.integration.mqtt.helpers import publish_all, wait_for
 from tests.integration.mqtt.test_source_task import drain, source_tasks
 from tests.support.mosquitto import MosquittoServer

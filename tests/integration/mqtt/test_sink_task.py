@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from connectors.api import DataError, RetriableError, SinkRecord
-from connectors.sink.mqtt import MqttSinkTask
+from connectors.mqtt.sink import MqttSinkTask
 from tests.integration.mqtt.helpers import Subscriber, wait_for
 from tests.support.mosquitto import MosquittoServer
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from connectors.api import SourceRecord
-from connectors.source.mqtt import MqttSourceTask
+from connectors.mqtt.source import MqttSourceTask
 from tests.integration.mqtt.helpers import WAIT_S, publish_all, wait_for
 from tests.support.mosquitto import MosquittoServer
 

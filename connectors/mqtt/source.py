@@ -2,7 +2,7 @@
 
 Confluent's MqttSourceConnector keys (``mqtt.server.uri``, ``mqtt.topics``,
 ``kafka.topic``, ``mqtt.qos``, ``mqtt.clean.session.enabled``, ...; the
-connection keys are in :mod:`connectors.mqtt.settings`). Records: key = the
+connection keys are in :mod:`connectors.mqtt.config`). Records: key = the
 MQTT topic (STRING), value = the payload bytes (BYTES), timestamp = arrival
 time, headers ``mqtt.qos``, ``mqtt.retained``, ``mqtt.duplicate``,
 ``mqtt.message.id`` and, with MQTT 5, each user property under its own name.
@@ -65,9 +65,9 @@ from connectors.api import SourceConnector, SourceRecord, SourceTask
 from connectors.api.records import Header
 from connectors.api.schema import BYTES, STRING
 from connectors.mqtt.check import check_connection
+from connectors.mqtt.config import MqttConnectionConfig, split_list
 from connectors.mqtt.connection import MqttConnection
 from connectors.mqtt.inbox import Publish
-from connectors.mqtt.settings import MqttConnectionConfig, split_list
 from connectors.mqtt.topics import TopicKeys, topic_filter_problem
 
 log = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Confluent's MqttSinkConnector keys (``mqtt.server.uri``, ``mqtt.qos``,
 ``mqtt.retain``, ``mqtt.username``, ...; connection keys in
-:mod:`connectors.mqtt.settings`) plus ``mqtt.topic``, a topic template
+:mod:`connectors.mqtt.config`) plus ``mqtt.topic``, a topic template
 (``${topic}``, ``${key}``, ``${partition}``; see :mod:`connectors.mqtt.payload`
 for templates and payload encoding).
 
@@ -41,9 +41,9 @@ from connectors.api import (
     TopicPartition,
 )
 from connectors.mqtt.check import check_connection
+from connectors.mqtt.config import MqttConnectionConfig
 from connectors.mqtt.connection import MqttConnection
 from connectors.mqtt.payload import TopicTemplate, encode_payload
-from connectors.mqtt.settings import MqttConnectionConfig
 
 log = logging.getLogger(__name__)
 
