@@ -80,6 +80,8 @@ MOVED_MODULES: dict[str, str] = {
     "connectors.sink.jdbc": "connectors.jdbc.sink",
     "connectors.source.mqtt": "connectors.mqtt.source",
     "connectors.sink.mqtt": "connectors.mqtt.sink",
+    "connectors.source.s3": "connectors.s3.source",
+    "connectors.sink.s3": "connectors.s3.sink",
 }
 #: Plugin kinds, named as Kafka's ``GET /connector-plugins`` names them.
 KINDS = (

@@ -1,4 +1,4 @@
-"""The S3 family: S3Sink (connectors/sink/s3.py) and S3Source (connectors/source/s3.py).
+"""The S3 family: S3Sink (connectors/s3/sink.py) and S3Source (connectors/s3/source.py).
 
 Shared pieces, one concept per module:
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from connectors.api import hookimpl
-from connectors.sink.s3 import S3SinkConnector
-from connectors.source.s3 import S3SourceConnector
+from connectors.s3.sink import S3SinkConnector
+from connectors.s3.source import S3SourceConnector
 
 
 @hookimpl

@@ -9,8 +9,8 @@ import boto3
 import pytest
 
 from connectors.api import ConnectError
-from connectors.sink.s3 import S3SinkConnector, S3SinkTask
-from connectors.source.s3 import S3SourceConnector, S3SourceTask
+from connectors.s3.sink import S3SinkConnector, S3SinkTask
+from connectors.s3.source import S3SourceConnector, S3SourceTask
 from tests.support.broker_process import free_port
 from tests.support.s3_server import REGION, S3Server
 

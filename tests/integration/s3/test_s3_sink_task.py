@@ -14,7 +14,7 @@ import pytest
 
 from connectors.api import DataError, RetriableError, SinkRecord, TopicPartition
 from connectors.s3.naming import object_key
-from connectors.sink.s3 import S3SinkTask
+from connectors.s3.sink import S3SinkTask
 from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy
 from tests.support.plugin_harness import SinkContext

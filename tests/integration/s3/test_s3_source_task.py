@@ -9,8 +9,8 @@ import time
 import pytest
 
 from connectors.api import ConnectError, SinkRecord, SourceRecord, TopicPartition
-from connectors.sink.s3 import S3SinkTask
-from connectors.source.s3 import S3SourceTask
+from connectors.s3.sink import S3SinkTask
+from connectors.s3.source import S3SourceTask
 from tests.support.plugin_harness import DictOffsetReader, SinkContext, SourceContext
 from tests.support.s3_server import S3Server
 

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 
 import pytest
 
+import connectors.s3.sink as s3_sink
 import connectors.s3.upload_process as upload_process
-import connectors.sink.s3 as s3_sink
 from connectors.api import ConnectError, RetriableError, SinkRecord, TopicPartition
+from connectors.s3.sink import S3SinkTask
 from connectors.s3.sink_config import S3SinkConfig
 from connectors.s3.upload_process import UploadProcess
-from connectors.sink.s3 import S3SinkTask
 from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy
 from tests.support.plugin_harness import SinkContext
