@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from connectors.source.postgres_cdc.stream import ReplicationStream
+from connectors.postgres_cdc.stream import ReplicationStream
 from log_engine.client import SyncConsumer, TopicPartition
 from tests.support.broker_process import free_port
 from tests.support.postgres import PostgresServer
@@ -90,7 +90,7 @@ def raw_stream(server: PostgresServer, db: str, rows: int) -> float:
 def decode_in_process(server: PostgresServer, db: str, rows: int) -> tuple[float, float]:
     """Our task (parser + Debezium records) reading the slot, records acknowledged at once:
     events/s and CPU microseconds per event (the latter is steady on a busy machine)."""
-    from connectors.source.postgres_cdc.task import PostgresCdcTask
+    from connectors.postgres_cdc.task import PostgresCdcTask
 
     class Offsets:
         def offset(self, partition: Any) -> None:

@@ -63,7 +63,7 @@ ENTRY_POINT_GROUP = "sluice"
 BUNDLED = (
     "connectors.file.plugin",
     "connectors.jdbc.plugin",
-    "connectors.source.postgres_cdc.plugin",
+    "connectors.postgres_cdc.plugin",
     "connectors.mqtt.plugin",
     "connectors.s3.plugin",
     "spark_sinks.plugin",
@@ -82,6 +82,7 @@ MOVED_MODULES: dict[str, str] = {
     "connectors.sink.mqtt": "connectors.mqtt.sink",
     "connectors.source.s3": "connectors.s3.source",
     "connectors.sink.s3": "connectors.s3.sink",
+    "connectors.source.postgres_cdc.connector": "connectors.postgres_cdc.source",
 }
 #: Plugin kinds, named as Kafka's ``GET /connector-plugins`` names them.
 KINDS = (

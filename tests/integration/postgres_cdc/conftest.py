@@ -18,7 +18,7 @@ import pytest
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connectors.api import RetriableError, SourceRecord
-from connectors.source.postgres_cdc.task import PostgresCdcTask
+from connectors.postgres_cdc.task import PostgresCdcTask
 from tests.support.herders import HerderFactory
 from tests.support.postgres import PostgresServer
 

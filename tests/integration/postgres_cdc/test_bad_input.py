@@ -17,8 +17,8 @@ import psycopg
 import pytest
 
 from connect_worker.herder.standalone import StandaloneHerder
-from connectors.source.postgres_cdc.connector import PostgresCdcConnector
-from connectors.source.postgres_cdc.stream import ReplicationStream
+from connectors.postgres_cdc.source import PostgresCdcConnector
+from connectors.postgres_cdc.stream import ReplicationStream
 from tests.integration.postgres_cdc.conftest import cdc_props, wait_for
 from tests.support.postgres import PASSWORD_USER, PostgresServer
 

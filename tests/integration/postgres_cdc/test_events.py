@@ -12,7 +12,7 @@ import psycopg
 
 from connect_worker.converters.json import JsonConverter
 from connectors.api import SchemaType
-from connectors.source.postgres_cdc.connector import PostgresCdcConnector
+from connectors.postgres_cdc.source import PostgresCdcConnector
 from tests.integration.postgres_cdc.conftest import TaskHarness, cdc_props
 from tests.support.postgres import PostgresServer
 

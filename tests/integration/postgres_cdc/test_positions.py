@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import psycopg
 
-from connectors.source.postgres_cdc.stream import parse_lsn
+from connectors.postgres_cdc.stream import parse_lsn
 from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
 from tests.support.postgres import PostgresServer
 

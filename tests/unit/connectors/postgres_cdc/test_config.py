@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from connectors.api import ConfigError
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
-from connectors.source.postgres_cdc.connector import PostgresCdcConnector
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.source import PostgresCdcConnector
 
 BASE = {"database.hostname": "h", "database.user": "u", "database.dbname": "d",
         "topic.prefix": "srv", "database.password": "pw"}

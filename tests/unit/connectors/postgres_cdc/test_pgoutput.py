@@ -6,7 +6,7 @@ import struct
 
 import pytest
 
-from connectors.source.postgres_cdc.pgoutput import (
+from connectors.postgres_cdc.pgoutput import (
     PG_EPOCH_OFFSET_US,
     UNCHANGED_TOAST,
     Begin,

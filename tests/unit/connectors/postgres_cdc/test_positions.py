@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connectors.source.postgres_cdc.positions import Confirmations
+from connectors.postgres_cdc.positions import Confirmations
 
 
 def test_a_transaction_is_confirmed_after_its_last_record() -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from connect_worker.converters.json import JsonConverter
 from connectors.api import ConfigError, SchemaType, struct
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
-from connectors.source.postgres_cdc.tables import Column, Table
-from connectors.source.postgres_cdc.values import column_type
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.tables import Column, Table
+from connectors.postgres_cdc.values import column_type
 from tests.unit.connectors.postgres_cdc.test_config import BASE
 
 CONNECT = "org.apache.kafka.connect.data."

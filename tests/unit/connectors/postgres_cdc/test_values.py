@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from connectors.api import DataError, SchemaType
-from connectors.source.postgres_cdc.values import column_type, parse_array
+from connectors.postgres_cdc.values import column_type, parse_array
 
 
 def parse(oid: int, text: str, typmod: int = -1, mode: str = "precise") -> object:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from connectors.api import hookimpl
-from connectors.source.postgres_cdc.connector import PostgresCdcConnector
+from connectors.postgres_cdc.source import PostgresCdcConnector
 
 
 @hookimpl

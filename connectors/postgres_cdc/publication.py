@@ -7,9 +7,9 @@ import logging
 import psycopg
 
 from connectors.api import ConnectError
-from connectors.source.postgres_cdc import catalog
-from connectors.source.postgres_cdc.catalog import quote_ident, split_name
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc import catalog
+from connectors.postgres_cdc.catalog import quote_ident, split_name
+from connectors.postgres_cdc.config import PostgresCdcConfig
 
 log = logging.getLogger(__name__)
 

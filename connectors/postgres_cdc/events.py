@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from connectors.api import Schema, SchemaType, SourceRecord, struct
-from connectors.source.postgres_cdc.tables import CONNECTOR_VERSION, Table
+from connectors.postgres_cdc.tables import CONNECTOR_VERSION, Table
 
 HEARTBEAT_KEY_SCHEMA = struct(
     ("serverName", Schema(SchemaType.STRING)), name="io.debezium.connector.common.ServerNameKey"

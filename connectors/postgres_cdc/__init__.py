@@ -2,7 +2,7 @@
 
 Modules, one concept each::
 
-    connector    PostgresCdcConnector (Debezium's class name), check(), one task
+    source       PostgresCdcConnector (Debezium's class name), check(), one task
     config       the keys (Debezium's names and defaults)
     task         start-up decisions, snapshot then streaming, acknowledgement
     preflight    problems found on the server (wal_level, tables, publication, slot)

@@ -33,22 +33,22 @@ from typing import Any
 import psycopg
 
 from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
-from connectors.source.postgres_cdc import catalog, preflight
-from connectors.source.postgres_cdc.catalog import TableInfo, split_name
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
-from connectors.source.postgres_cdc.connections import connect
-from connectors.source.postgres_cdc.decoder import ChangeDecoder
-from connectors.source.postgres_cdc.events import EventFactory
-from connectors.source.postgres_cdc.pgoutput import (
+from connectors.postgres_cdc import catalog, preflight
+from connectors.postgres_cdc.catalog import TableInfo, split_name
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.connections import connect
+from connectors.postgres_cdc.decoder import ChangeDecoder
+from connectors.postgres_cdc.events import EventFactory
+from connectors.postgres_cdc.pgoutput import (
     parse_keepalive,
     parse_message,
     parse_xlog_header,
 )
-from connectors.source.postgres_cdc.positions import START, Confirmations, Position
-from connectors.source.postgres_cdc.publication import ensure_publication
-from connectors.source.postgres_cdc.snapshot import Snapshot
-from connectors.source.postgres_cdc.stream import ReplicationStream, format_lsn
-from connectors.source.postgres_cdc.tables import Table
+from connectors.postgres_cdc.positions import START, Confirmations, Position
+from connectors.postgres_cdc.publication import ensure_publication
+from connectors.postgres_cdc.snapshot import Snapshot
+from connectors.postgres_cdc.stream import ReplicationStream, format_lsn
+from connectors.postgres_cdc.tables import Table
 
 log = logging.getLogger(__name__)
 

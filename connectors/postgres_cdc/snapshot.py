@@ -22,8 +22,8 @@ from typing import Any
 import psycopg
 from psycopg import IsolationLevel
 
-from connectors.source.postgres_cdc.catalog import TableInfo, quote_ident, split_name
-from connectors.source.postgres_cdc.tables import Table
+from connectors.postgres_cdc.catalog import TableInfo, quote_ident, split_name
+from connectors.postgres_cdc.tables import Table
 
 TableFactory = Callable[[str, TableInfo], Table]
 

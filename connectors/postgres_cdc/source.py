@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from connectors.api import ConfigError, SourceConnector
-from connectors.source.postgres_cdc import preflight
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
-from connectors.source.postgres_cdc.task import PostgresCdcTask
+from connectors.postgres_cdc import preflight
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.task import PostgresCdcTask
 
 
 class PostgresCdcConnector(SourceConnector):

@@ -25,7 +25,7 @@ import psycopg
 from psycopg import pq
 
 from connectors.api import ConnectError, RetriableError
-from connectors.source.postgres_cdc.pgoutput import PG_EPOCH_OFFSET_US
+from connectors.postgres_cdc.pgoutput import PG_EPOCH_OFFSET_US
 
 _STATUS = struct.Struct(">QQQqB")
 _COPY_WOULD_BLOCK = 0

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import psycopg
 
 from connectors.api import ConnectError
-from connectors.source.postgres_cdc import catalog
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
-from connectors.source.postgres_cdc.connections import connect
-from connectors.source.postgres_cdc.stream import parse_lsn
+from connectors.postgres_cdc import catalog
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.connections import connect
+from connectors.postgres_cdc.stream import parse_lsn
 
 
 @dataclass(frozen=True, slots=True)

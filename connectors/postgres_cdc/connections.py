@@ -12,7 +12,7 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from connectors.api import ConnectError, RetriableError
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.config import PostgresCdcConfig
 
 SESSION_OPTIONS = (
     "-c TimeZone=UTC -c DateStyle=ISO -c IntervalStyle=iso_8601 -c extra_float_digits=3"

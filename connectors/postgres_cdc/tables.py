@@ -18,8 +18,8 @@ from typing import Any
 
 from connectors.api import Schema, SchemaType, struct
 from connectors.api.schema import OPTIONAL_INT64, OPTIONAL_STRING
-from connectors.source.postgres_cdc.pgoutput import UNCHANGED_TOAST
-from connectors.source.postgres_cdc.values import (
+from connectors.postgres_cdc.pgoutput import UNCHANGED_TOAST
+from connectors.postgres_cdc.values import (
     CONNECT_DATE,
     CONNECT_TIME,
     CONNECT_TIMESTAMP,

@@ -22,10 +22,10 @@ from typing import Any
 import psycopg
 
 from connectors.api import SourceRecord
-from connectors.source.postgres_cdc import catalog
-from connectors.source.postgres_cdc.config import PostgresCdcConfig
-from connectors.source.postgres_cdc.events import EventFactory
-from connectors.source.postgres_cdc.pgoutput import (
+from connectors.postgres_cdc import catalog
+from connectors.postgres_cdc.config import PostgresCdcConfig
+from connectors.postgres_cdc.events import EventFactory
+from connectors.postgres_cdc.pgoutput import (
     Begin,
     Commit,
     Delete,
@@ -35,8 +35,8 @@ from connectors.source.postgres_cdc.pgoutput import (
     Truncate,
     Update,
 )
-from connectors.source.postgres_cdc.positions import Confirmations, Position
-from connectors.source.postgres_cdc.tables import Column, Table
+from connectors.postgres_cdc.positions import Confirmations, Position
+from connectors.postgres_cdc.tables import Column, Table
 
 log = logging.getLogger(__name__)
 

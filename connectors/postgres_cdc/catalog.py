@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import psycopg
 
-from connectors.source.postgres_cdc.tables import Column
+from connectors.postgres_cdc.tables import Column
 
 _USER_TABLES = """
 SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
