@@ -276,9 +276,9 @@ def two_workers(workdir: Path, server: PostgresServer, broker: BrokerProcess, sr
 def converter_cost(server: PostgresServer, src: str, sample: int) -> dict[str, float]:
     """µs per row of the value converter alone, each way, on rows the JdbcSource reads."""
     from connect_worker.converters.json import JsonConverter
+    from connectors.jdbc.config import JdbcSourceConfig
     from connectors.jdbc.dialect import TableId, dialect_for
     from connectors.jdbc.querier import Querier
-    from connectors.jdbc.source_config import JdbcSourceConfig
     from connectors.jdbc.url import parse_url
 
     config = JdbcSourceConfig.from_props({

@@ -30,8 +30,8 @@ from dataclasses import replace
 from typing import Any
 
 from connectors.api import DataError, Schema, SchemaType, SourceRecord, source_records, struct
+from connectors.jdbc.config import TIMESTAMP_INITIAL_NOW, JdbcSourceConfig
 from connectors.jdbc.dialect import Column, Dialect, TableId
-from connectors.jdbc.source_config import TIMESTAMP_INITIAL_NOW, JdbcSourceConfig
 from connectors.jdbc.sqlite import sqlite_reader
 from connectors.jdbc.types import (
     PG_TEXT_TYPES,

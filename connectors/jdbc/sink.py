@@ -51,9 +51,9 @@ from connectors.api import (
     SinkTask,
     TopicPartition,
 )
+from connectors.jdbc.config import JdbcSinkConfig
 from connectors.jdbc.dialect import Dialect, TableId, dialect_for, wrap_error
 from connectors.jdbc.offsets_table import OffsetsTable
-from connectors.jdbc.sink_config import JdbcSinkConfig
 from connectors.jdbc.url import parse_url
 from connectors.jdbc.writer import SinkWriter
 

@@ -50,9 +50,9 @@ from connectors.api import (
     SourceRecord,
     SourceTask,
 )
+from connectors.jdbc.config import TABLE_TYPES, JdbcSourceConfig
 from connectors.jdbc.dialect import Dialect, TableId, dialect_for, wrap_error
 from connectors.jdbc.querier import Querier
-from connectors.jdbc.source_config import TABLE_TYPES, JdbcSourceConfig
 from connectors.jdbc.url import DialectName, parse_url
 
 log = logging.getLogger(__name__)

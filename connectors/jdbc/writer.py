@@ -36,8 +36,8 @@ from operator import itemgetter
 from typing import Any
 
 from connectors.api import ConnectError, DataError, Schema, SchemaType, SinkRecord
+from connectors.jdbc.config import JdbcSinkConfig
 from connectors.jdbc.dialect import Dialect, TableId
-from connectors.jdbc.sink_config import JdbcSinkConfig
 from connectors.jdbc.types import infer_schema
 
 KAFKA_PK = ("__connect_topic", "__connect_partition", "__connect_offset")

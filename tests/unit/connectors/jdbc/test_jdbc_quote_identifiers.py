@@ -10,10 +10,9 @@ import pytest
 
 from connectors.api import ConfigError, SinkRecord, struct
 from connectors.api.schema import INT64, OPTIONAL_STRING, Schema
+from connectors.jdbc.config import JdbcSinkConfig, JdbcSourceConfig
 from connectors.jdbc.dialect import TableId, dialect_for
-from connectors.jdbc.sink_config import JdbcSinkConfig
 from connectors.jdbc.source import JdbcSourceConnector
-from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.url import parse_url
 from tests.support.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_sink_task import pg_rows, start_task

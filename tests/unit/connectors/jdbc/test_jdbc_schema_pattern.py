@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from connectors.api import ConnectError
+from connectors.jdbc.config import JdbcSourceConfig
 from connectors.jdbc.source import JdbcSourceConnector
-from connectors.jdbc.source_config import JdbcSourceConfig
 from tests.support.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_table_types import copy_all, planned_tables
 

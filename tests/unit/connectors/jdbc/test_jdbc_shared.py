@@ -8,11 +8,10 @@ import json
 import pytest
 
 from connectors.api import ConfigError, Schema, SchemaType
+from connectors.jdbc.config import JdbcSinkConfig, JdbcSourceConfig
 from connectors.jdbc.dialect import TableId
 from connectors.jdbc.querier import from_offset_ts, to_offset_ts
-from connectors.jdbc.sink_config import JdbcSinkConfig
 from connectors.jdbc.source import JdbcSourceConnector
-from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import (
     DECIMAL,
     TIMESTAMP,

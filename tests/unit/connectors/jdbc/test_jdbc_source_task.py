@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from connectors.api import ConfigError, SchemaType, SourceRecord
+from connectors.jdbc.config import JdbcSourceConfig
 from connectors.jdbc.source import JdbcSourceTask
-from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import DATE, DECIMAL, TIMESTAMP
 from tests.support.plugin_harness import DictOffsetReader, SourceContext
 from tests.support.postgres import PostgresServer

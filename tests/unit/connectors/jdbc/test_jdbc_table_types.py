@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from connectors.api import ConfigError, ConnectError, SourceRecord
+from connectors.jdbc.config import JdbcSourceConfig
 from connectors.jdbc.source import JdbcSourceConnector
-from connectors.jdbc.source_config import JdbcSourceConfig
 from connectors.jdbc.types import DECIMAL
 from tests.support.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_source_task import drain, start

@@ -7,7 +7,7 @@ import datetime as dt
 import pytest
 
 from connectors.api import ConfigError
-from connectors.jdbc.source_config import JdbcSourceConfig
+from connectors.jdbc.config import JdbcSourceConfig
 from tests.support.plugin_harness import DictOffsetReader
 from tests.support.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_source_task import drain, start
