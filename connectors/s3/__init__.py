@@ -2,8 +2,8 @@
 
 Shared pieces, one concept per module:
 
-- ``config``: the keys both use (bucket, region, ``store.url``, credentials,
-  ``topics.dir``, ``format.class``); ``sink_config``/``source_config``: the rest;
+- ``config``: the keys (those both use: bucket, region, ``store.url``,
+  credentials, ``topics.dir``, ``format.class``; then the sink's and the source's);
 - ``client``: the boto3 client, and S3 failures told as sentences naming the key;
 - ``naming``: ``<topics.dir>/<topic>/<encoded partition>/<topic>+<p>+<start>.<ext>``;
 - ``formats`` (JSON lines, bytearray) and ``parquet`` (pyarrow, imported only

@@ -48,11 +48,11 @@ from connectors.api import (
     TopicPartition,
 )
 from connectors.s3.client import build_client, describe_failure, is_transient, probe
+from connectors.s3.config import S3SinkConfig
 from connectors.s3.formats import ObjectFormat, make_format
 from connectors.s3.naming import topic_prefix
 from connectors.s3.partitioners import Partitioner
 from connectors.s3.recovery import committed_end
-from connectors.s3.sink_config import S3SinkConfig
 from connectors.s3.upload import put_object
 from connectors.s3.upload_process import UploadProcess
 from connectors.s3.uploader import Uploader

@@ -32,10 +32,10 @@ from connectors.api import (
     SourceTask,
 )
 from connectors.s3.client import build_client, describe_failure, is_transient, probe
+from connectors.s3.config import S3SourceConfig
 from connectors.s3.formats import make_format
 from connectors.s3.generic import GenericReader
 from connectors.s3.restore import RestoreReader
-from connectors.s3.source_config import S3SourceConfig
 
 TASK_INDEX = "s3.task.index"
 TASK_COUNT = "s3.task.count"

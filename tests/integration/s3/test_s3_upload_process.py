@@ -14,8 +14,8 @@ import pytest
 import connectors.s3.sink as s3_sink
 import connectors.s3.upload_process as upload_process
 from connectors.api import ConnectError, RetriableError, SinkRecord, TopicPartition
+from connectors.s3.config import S3SinkConfig
 from connectors.s3.sink import S3SinkTask
-from connectors.s3.sink_config import S3SinkConfig
 from connectors.s3.upload_process import UploadProcess
 from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from connectors.api import ConfigError, DataError, SinkRecord
+from connectors.s3.config import S3SinkConfig
 from connectors.s3.joda import compile_pattern
 from connectors.s3.naming import object_key, parse_key
-from connectors.s3.sink_config import S3SinkConfig
 
 BASE = {"s3.bucket.name": "bucket", "topics": "orders"}
 # 2024-03-07 09:15:30.250 UTC
