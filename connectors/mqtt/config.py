@@ -1,4 +1,6 @@
-"""The MQTT client settings the source and the sink share (Confluent's key names).
+"""The MQTT connectors' keys (Confluent's names): the client settings the source
+and the sink share (:class:`MqttConnectionConfig`), then :class:`MqttSourceConfig`
+and :class:`MqttSinkConfig`.
 
 ``mqtt.server.uri`` is a comma-separated list of ``tcp://host:port`` or
 ``ssl://host:port`` URIs, tried in order (and round again) until one accepts
@@ -20,8 +22,10 @@ from urllib.parse import urlsplit
 from pydantic import Field, SecretStr, field_validator, model_validator
 
 from connectors.api import PluginConfig
+from connectors.mqtt.topics import topic_filter_problem
 
 DEFAULT_PORTS = {"tcp": 1883, "ssl": 8883}
+MQTT_MAX_PAYLOAD_BYTES = 268_435_455 - 65_535 - 8  # MQTT's packet limit minus topic and header
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,3 +201,118 @@ class MqttConnectionConfig(PluginConfig):
     def uses_tls(self) -> bool:
         return self.uris[0].scheme == "ssl"
 
+
+class MqttSourceConfig(MqttConnectionConfig):
+    """MqttSource's keys: what to subscribe to and where to write."""
+
+    topics: list[str] = Field(
+        alias="mqtt.topics",
+        min_length=1,
+        description="Comma-separated MQTT topic filters to subscribe to (+ and # allowed).",
+        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+    )
+    kafka_topic: str = Field(
+        alias="kafka.topic",
+        min_length=1,
+        description="The topic of the log to write the messages to.",
+        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+    )
+    clean_session: bool = Field(
+        False,
+        alias="mqtt.clean.session.enabled",
+        description="Start a new session on each connection; true loses the messages "
+        "sent while the connector was down (keep false for at-least-once).",
+        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+    )
+    session_expiry_s: int = Field(
+        7 * 24 * 3600,
+        alias="mqtt.session.expiry.interval.seconds",
+        ge=0,
+        le=0xFFFFFFFF,
+        description="MQTT 5: how long the broker keeps the session after a disconnect.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    buffer_records: int = Field(
+        10000,
+        alias="mqtt.buffer.records",
+        ge=1,
+        le=1_000_000,
+        description="Messages received and not yet polled; when full, reading pauses.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    batch_size: int = Field(
+        2000,
+        alias="batch.size",
+        ge=1,
+        le=100_000,
+        description="Most records one poll returns.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+
+    _split_topics = field_validator("topics", mode="before")(split_list)
+
+    @field_validator("topics")
+    @classmethod
+    def _valid_filters(cls, value: list[str]) -> list[str]:
+        for topic_filter in value:
+            problem = topic_filter_problem(topic_filter)
+            if problem:
+                raise ValueError(f"topic filter {topic_filter!r} {problem}")
+        return value
+
+
+class MqttSinkConfig(MqttConnectionConfig):
+    """MqttSink's keys: where and how to publish."""
+
+    topic: str = Field(
+        "${topic}",
+        alias="mqtt.topic",
+        min_length=1,
+        description="MQTT topic to publish to; may use ${topic}, ${key} and ${partition}.",
+        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+    )
+    retain: bool = Field(
+        False,
+        alias="mqtt.retain",
+        description="Publish with the retain flag (the broker keeps the last message per topic).",
+        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+    )
+    clean_session: bool = Field(
+        True,
+        alias="mqtt.clean.session.enabled",
+        description="Start a new session on each connection.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    max_payload_bytes: int = Field(
+        MQTT_MAX_PAYLOAD_BYTES,
+        alias="mqtt.max.payload.bytes",
+        ge=0,
+        le=MQTT_MAX_PAYLOAD_BYTES,
+        description="Larger values are bad records (DataError: DLQ when tolerated); set it "
+        "to the broker's limit (Mosquitto's message_size_limit) with MQTT 3.1.1.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    max_inflight: int = Field(
+        1000,
+        alias="mqtt.max.inflight.messages",
+        ge=1,
+        le=65535,
+        description="QoS 1/2 messages sent and not yet acknowledged, at most.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    max_pending: int = Field(
+        10000,
+        alias="mqtt.max.pending.messages",
+        ge=1,
+        le=1_000_000,
+        description="Published and not yet acknowledged messages after which put() waits.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )
+    flush_timeout_s: float = Field(
+        30.0,
+        alias="mqtt.flush.timeout.seconds",
+        gt=0,
+        le=3600,
+        description="How long a flush waits for acknowledgements before the commit is retried.",
+        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+    )

@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from pydantic import Field
 
 from connectors.api import (
     DataError,
@@ -41,72 +40,14 @@ from connectors.api import (
     TopicPartition,
 )
 from connectors.mqtt.check import check_connection
-from connectors.mqtt.config import MqttConnectionConfig
+from connectors.mqtt.config import MqttSinkConfig
 from connectors.mqtt.connection import MqttConnection
 from connectors.mqtt.payload import TopicTemplate, encode_payload
 
 log = logging.getLogger(__name__)
 
-MQTT_MAX_PAYLOAD_BYTES = 268_435_455 - 65_535 - 8  # MQTT's packet limit minus topic and header
 PACKET_OVERHEAD_BYTES = 16  # fixed header, topic length, packet id, empty properties
 WAIT_SLICE_S = 0.2
-
-
-class MqttSinkConfig(MqttConnectionConfig):
-    """MqttSink's keys: where and how to publish."""
-
-    topic: str = Field(
-        "${topic}",
-        alias="mqtt.topic",
-        min_length=1,
-        description="MQTT topic to publish to; may use ${topic}, ${key} and ${partition}.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
-    )
-    retain: bool = Field(
-        False,
-        alias="mqtt.retain",
-        description="Publish with the retain flag (the broker keeps the last message per topic).",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
-    )
-    clean_session: bool = Field(
-        True,
-        alias="mqtt.clean.session.enabled",
-        description="Start a new session on each connection.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-    max_payload_bytes: int = Field(
-        MQTT_MAX_PAYLOAD_BYTES,
-        alias="mqtt.max.payload.bytes",
-        ge=0,
-        le=MQTT_MAX_PAYLOAD_BYTES,
-        description="Larger values are bad records (DataError: DLQ when tolerated); set it "
-        "to the broker's limit (Mosquitto's message_size_limit) with MQTT 3.1.1.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-    max_inflight: int = Field(
-        1000,
-        alias="mqtt.max.inflight.messages",
-        ge=1,
-        le=65535,
-        description="QoS 1/2 messages sent and not yet acknowledged, at most.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-    max_pending: int = Field(
-        10000,
-        alias="mqtt.max.pending.messages",
-        ge=1,
-        le=1_000_000,
-        description="Published and not yet acknowledged messages after which put() waits.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-    flush_timeout_s: float = Field(
-        30.0,
-        alias="mqtt.flush.timeout.seconds",
-        gt=0,
-        le=3600,
-        description="How long a flush waits for acknowledgements before the commit is retried.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
 
 
 class MqttSinkConnector(SinkConnector):

@@ -59,79 +59,19 @@ from collections.abc import Mapping
 from typing import Any
 
 import paho.mqtt.client as mqtt
-from pydantic import Field, field_validator
 
 from connectors.api import SourceConnector, SourceRecord, SourceTask
 from connectors.api.records import Header
 from connectors.api.schema import BYTES, STRING
 from connectors.mqtt.check import check_connection
-from connectors.mqtt.config import MqttConnectionConfig, split_list
+from connectors.mqtt.config import MqttSourceConfig
 from connectors.mqtt.connection import MqttConnection
 from connectors.mqtt.inbox import Publish
-from connectors.mqtt.topics import TopicKeys, topic_filter_problem
+from connectors.mqtt.topics import TopicKeys
 
 log = logging.getLogger(__name__)
 
 WAIT_S = 0.5  # longest wait in poll() and in a blocked delivery, so stop() is seen
-
-
-class MqttSourceConfig(MqttConnectionConfig):
-    """MqttSource's keys: what to subscribe to and where to write."""
-
-    topics: list[str] = Field(
-        alias="mqtt.topics",
-        min_length=1,
-        description="Comma-separated MQTT topic filters to subscribe to (+ and # allowed).",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
-    )
-    kafka_topic: str = Field(
-        alias="kafka.topic",
-        min_length=1,
-        description="The topic of the log to write the messages to.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
-    )
-    clean_session: bool = Field(
-        False,
-        alias="mqtt.clean.session.enabled",
-        description="Start a new session on each connection; true loses the messages "
-        "sent while the connector was down (keep false for at-least-once).",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
-    )
-    session_expiry_s: int = Field(
-        7 * 24 * 3600,
-        alias="mqtt.session.expiry.interval.seconds",
-        ge=0,
-        le=0xFFFFFFFF,
-        description="MQTT 5: how long the broker keeps the session after a disconnect.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-    buffer_records: int = Field(
-        10000,
-        alias="mqtt.buffer.records",
-        ge=1,
-        le=1_000_000,
-        description="Messages received and not yet polled; when full, reading pauses.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-    batch_size: int = Field(
-        2000,
-        alias="batch.size",
-        ge=1,
-        le=100_000,
-        description="Most records one poll returns.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
-
-    _split_topics = field_validator("topics", mode="before")(split_list)
-
-    @field_validator("topics")
-    @classmethod
-    def _valid_filters(cls, value: list[str]) -> list[str]:
-        for topic_filter in value:
-            problem = topic_filter_problem(topic_filter)
-            if problem:
-                raise ValueError(f"topic filter {topic_filter!r} {problem}")
-        return value
 
 
 class MqttSourceConnector(SourceConnector):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from connectors.api import ConfigError
-from connectors.mqtt.config import ServerUri, parse_server_uris
-from connectors.mqtt.sink import MqttSinkConfig, MqttSinkConnector
-from connectors.mqtt.source import MqttSourceConfig, MqttSourceConnector
+from connectors.mqtt.config import MqttSinkConfig, MqttSourceConfig, ServerUri, parse_server_uris
+from connectors.mqtt.sink import MqttSinkConnector
+from connectors.mqtt.source import MqttSourceConnector
 
 SOURCE = {"mqtt.server.uri": "tcp://a:1883", "mqtt.topics": "x/#", "kafka.topic": "t"}
 
