@@ -20,22 +20,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from pydantic import Field
-
-from connectors.api import PluginConfig, SinkConnector, SinkRecord, SinkTask, TopicPartition
+from connectors.api import SinkConnector, SinkRecord, SinkTask, TopicPartition
+from connectors.file.config import FileSinkConfig
 
 log = logging.getLogger(__name__)
-
-
-class FileSinkConfig(PluginConfig):
-    """FileStreamSink's own key (``topics``/``topics.regex`` are every sink's)."""
-
-    file: str = Field(
-        alias="file",
-        min_length=1,
-        description="The file to append lines to (created if missing).",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
-    )
 
 
 class FileStreamSinkConnector(SinkConnector):

@@ -34,41 +34,15 @@ from operator import add
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from pydantic import Field
-
-from connectors.api import PluginConfig, SourceConnector, SourceRecord, SourceTask
+from connectors.api import SourceConnector, SourceRecord, SourceTask
 from connectors.api.schema import STRING
+from connectors.file.config import FileSourceConfig
 
 log = logging.getLogger(__name__)
 
 CHUNK_BYTES = 1 << 20
 IDLE_POLL_MS = 250
 RECHECK_MS = 50
-
-
-class FileSourceConfig(PluginConfig):
-    """FileStreamSource's keys (Kafka's names)."""
-
-    file: str = Field(
-        alias="file",
-        min_length=1,
-        description="The file to read; lines appended later are read as they come.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
-    )
-    topic: str = Field(
-        alias="topic",
-        min_length=1,
-        description="The topic to write each line to.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
-    )
-    batch_size: int = Field(
-        2000,
-        alias="batch.size",
-        ge=1,
-        le=1_000_000,
-        description="Maximum number of lines returned by one poll.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
-    )
 
 
 class FileStreamSourceConnector(SourceConnector):
