@@ -16,37 +16,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Any, Literal
+
+from connect_worker.states import ConnectorType, State, TargetState
 
 ConfigSource = Literal["rest", "file"]
 """Where a connector's config comes from: REST (persisted by the herder) or a
 pipeline file (the folder is the source of truth; not persisted)."""
-
-
-class State(StrEnum):
-    """Connector and task states, named as Kafka Connect names them."""
-
-    UNASSIGNED = "UNASSIGNED"
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"  # connectors only: no tasks at all
-    FAILED = "FAILED"
-    RESTARTING = "RESTARTING"
-
-
-class TargetState(StrEnum):
-    """What the user asked for (``initial_state`` / pause / resume / stop)."""
-
-    RUNNING = "RUNNING"
-    PAUSED = "PAUSED"
-    STOPPED = "STOPPED"
-
-
-class ConnectorType(StrEnum):
-    SOURCE = "source"
-    SINK = "sink"
-    UNKNOWN = "unknown"
 
 
 class HerderError(Exception):

@@ -44,12 +44,9 @@ from connect_worker.herder.api import (
     ConflictError,
     ConnectorInfo,
     ConnectorStatus,
-    ConnectorType,
     Herder,
     HerderError,
     NotFoundError,
-    State,
-    TargetState,
     TaskStatus,
 )
 from connect_worker.runtime.connector_instance import connector_type
@@ -59,6 +56,7 @@ from connect_worker.runtime.launcher import ConnectorLauncher, ConnectorRecord
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.worker import Worker
+from connect_worker.states import ConnectorType, State, TargetState
 from connect_worker.storage.configs import (
     ConfigSource,
     ConfigStore,

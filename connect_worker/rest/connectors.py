@@ -13,7 +13,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import JSONResponse
 
-from connect_worker.herder.api import NotFoundError, TargetState
+from connect_worker.herder.api import NotFoundError
 from connect_worker.rest.deps import HerderDep
 from connect_worker.rest.errors import RestError
 from connect_worker.rest.models import (
@@ -23,6 +23,7 @@ from connect_worker.rest.models import (
     connector_info_json,
     connector_status_json,
 )
+from connect_worker.states import TargetState
 
 log = logging.getLogger(__name__)
 router = APIRouter(prefix="/connectors", tags=["connectors"])

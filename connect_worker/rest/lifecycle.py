@@ -12,10 +12,10 @@ from typing import Any
 from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 
-from connect_worker.herder.api import TargetState
 from connect_worker.rest.deps import HerderDep
 from connect_worker.rest.errors import RestError
 from connect_worker.rest.models import connector_status_json, task_status_json
+from connect_worker.states import TargetState
 
 router = APIRouter(prefix="/connectors", tags=["connector state"])
 

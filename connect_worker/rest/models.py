@@ -13,12 +13,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from connect_worker.herder.api import (
-    ConnectorInfo,
-    ConnectorStatus,
-    TargetState,
-    TaskStatus,
-)
+from connect_worker.herder.api import ConnectorInfo, ConnectorStatus, TaskStatus
+from connect_worker.states import TargetState
 
 
 def _as_config_string(value: Any) -> Any:

@@ -18,9 +18,9 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_worker.herder.api import ConnectorType, State
 from connect_worker.runtime.details import plugin_details
 from connect_worker.runtime.status import StatusListener
+from connect_worker.states import ConnectorType, State
 from connectors.api import Connector, SinkConnector, SourceConnector
 
 log = logging.getLogger(__name__)

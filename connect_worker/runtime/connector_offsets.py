@@ -20,8 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from connect_worker.herder.api import BadRequestError, ConnectorType
+from connect_worker.herder.api import BadRequestError
 from connect_worker.runtime.task_factory import group_id
+from connect_worker.states import ConnectorType
 from connect_worker.storage.offsets import OffsetStore, partition_key, partition_of
 from log_engine.client import SyncAdmin, TopicPartition
 

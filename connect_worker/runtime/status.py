@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from connect_worker.herder.api import State
+from connect_worker.states import State
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -25,10 +25,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from connect_worker.herder.api import State
 from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.status import StatusListener, TaskId
 from connect_worker.runtime.task_runner import TaskRunner
+from connect_worker.states import State
 
 log = logging.getLogger(__name__)
 

@@ -25,13 +25,13 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from connect_worker.herder.api import ConnectorType, State
 from connect_worker.runtime.connector_instance import ConnectorInstance
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import StatusListener, TaskId
 from connect_worker.runtime.task_factory import ReporterFactory, TaskFactory
 from connect_worker.runtime.task_thread import TaskThread
 from connect_worker.runtime.topics import TopicCreator
+from connect_worker.states import ConnectorType, State
 from connect_worker.storage.offsets import OffsetStore
 from connect_worker.unused_keys import unused_keys
 from log_engine.client import SyncAdmin

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
-from connect_worker.herder.api import TargetState
+from connect_worker.states import TargetState
 from connect_worker.storage.atomic import read_json, write_json_atomic
 
 ConfigSource = Literal["rest", "file"]

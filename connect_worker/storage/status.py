@@ -12,7 +12,7 @@ import threading
 from dataclasses import dataclass
 from typing import Protocol
 
-from connect_worker.herder.api import State
+from connect_worker.states import State
 
 
 @dataclass(frozen=True, slots=True)

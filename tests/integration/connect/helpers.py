@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State
 
 WAIT_S = 60.0
 

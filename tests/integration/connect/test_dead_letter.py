@@ -18,11 +18,11 @@ from typing import Any
 
 import pytest
 
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings, Stage
 from connect_worker.runtime.status import TaskId
+from connect_worker.states import State
 from connectors.api import DataError, RetriableError, SinkRecord, hookimpl
 from connectors.api.records import ConnectRecord
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition

@@ -15,10 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from connect_worker.herder.api import BadRequestError, State, TargetState
+from connect_worker.herder.api import BadRequestError
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.runtime.transform_chain import TransformChain, prefixed
+from connect_worker.states import State, TargetState
 from connect_worker.storage.configs import FileConfigStore, StoredConnector
 from connect_worker.validation import validate_connector_config
 from connect_worker.watch import apply_pipeline_file, read_pipeline_file

@@ -6,8 +6,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State
 from tests.integration.connect.helpers import task_state, wait_for
 
 

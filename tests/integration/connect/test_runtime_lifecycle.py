@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from connect_worker.herder.api import BadRequestError, ConflictError, State, TargetState
+from connect_worker.herder.api import BadRequestError, ConflictError
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State, TargetState
 from connect_worker.storage.status import MemoryStatusStore, StateRecord
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state, wait_for

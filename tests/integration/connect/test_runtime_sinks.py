@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from connect_worker.herder.api import State, TargetState
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State, TargetState
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state, wait_for
 

@@ -6,9 +6,9 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from connect_worker.herder.api import TargetState
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
+from connect_worker.states import TargetState
 from connectors.api import SinkConnector, SinkRecord, SinkTask, hookimpl
 from tests.integration.connect.helpers import wait_for
 

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from connect_worker.converters.json import JsonConverter
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State
 from connectors.api import Schema
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
 from tests.support.broker_process import BrokerProcess

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State
 from connectors.api import struct
 from connectors.api.schema import INT64, OPTIONAL_STRING
 from connectors.jdbc.sink import JdbcSinkConnector

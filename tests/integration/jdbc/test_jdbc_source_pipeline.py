@@ -7,8 +7,8 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State
 from connectors.jdbc.source import JdbcSourceConnector
 from tests.integration.jdbc.helpers import column_types, read_all, rows, topic_size, wait_for
 from tests.support.broker_process import BrokerProcess

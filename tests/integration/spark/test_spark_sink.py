@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from connect_worker.herder.api import State, TargetState
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.states import State, TargetState
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer
 

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from connect_worker.herder.api import State
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
+from connect_worker.states import State
 from connect_worker.watch import PipelineWatcher, is_pipeline_file, read_pipeline_file
 from connect_worker.worker_config import WorkerConfig
 from tests.support.broker_process import BrokerProcess

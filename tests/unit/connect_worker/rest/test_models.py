@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-from connect_worker.herder.api import (
-    ConnectorInfo,
-    ConnectorStatus,
-    ConnectorType,
-    State,
-    TaskStatus,
-)
+from connect_worker.herder.api import ConnectorInfo, ConnectorStatus, TaskStatus
 from connect_worker.rest.models import (
     CreateConnectorRequest,
     connector_info_json,
     connector_status_json,
 )
+from connect_worker.states import ConnectorType, State
 
 
 def test_info_lists_tasks_as_ids() -> None:

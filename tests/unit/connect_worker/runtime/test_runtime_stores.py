@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from connect_worker.herder.api import TargetState
+from connect_worker.states import TargetState
 from connect_worker.storage import (
     ConfigStoreError,
     FileConfigStore,
