@@ -6,7 +6,7 @@ the :class:`~connect_worker.runtime.worker.Worker` what to run. REST handlers
 and the folder watcher call it (STYLE practice 8).
 
 Threads: every change runs on one control thread, in order
-(:class:`~connect_worker.runtime.control_thread.ControlThread`); queries read
+(:class:`~connect_worker.herder.control_thread.ControlThread`); queries read
 the herder's state under one lock, which is held only for short updates and
 never while tasks are stopped and joined. Task and connector threads report
 states through :class:`StatusListener` methods, which only take that lock.
@@ -49,10 +49,10 @@ from connect_worker.herder.api import (
     NotFoundError,
     TaskStatus,
 )
+from connect_worker.herder.connector_offsets import ConnectorOffsets
+from connect_worker.herder.control_thread import ControlThread, ControlThreadStopped
+from connect_worker.herder.launcher import ConnectorLauncher, ConnectorRecord
 from connect_worker.runtime.connector_instance import connector_type
-from connect_worker.runtime.connector_offsets import ConnectorOffsets
-from connect_worker.runtime.control_thread import ControlThread, ControlThreadStopped
-from connect_worker.runtime.launcher import ConnectorLauncher, ConnectorRecord
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.worker import Worker

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from connect_worker.config_providers import resolve_references
 from connect_worker.connector_config import CommonConnectorConfig
-from connect_worker.runtime.control_thread import ControlThread, ControlThreadStopped
+from connect_worker.herder.control_thread import ControlThread, ControlThreadStopped
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.worker import Worker
 from connect_worker.states import ConnectorType, State, TargetState
