@@ -44,9 +44,9 @@ from typing import Any
 
 import psycopg
 
+from connect_worker.cli.standalone import freeze_startup_objects
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
-from connect_worker.standalone import freeze_startup_objects
 from connect_worker.worker_config import WorkerConfig
 from tests.support.broker_process import BrokerProcess
 from tests.support.postgres import PostgresServer

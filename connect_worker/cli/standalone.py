@@ -42,80 +42,22 @@ from typing import Any
 
 import uvicorn
 
+from connect_worker.cli.broker import EmbeddedBroker
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import PropertiesError, load_properties
 from connect_worker.rest import create_app
 from connect_worker.watch import PipelineWatcher, apply_pipeline_file, read_pipeline_file
 from connect_worker.worker_config import WorkerConfig
-from log_engine.broker.broker import Broker
-from log_engine.broker.config import BrokerConfig
-from log_engine.client.loop_thread import LoopThread
-from log_engine.client.sync_admin import SyncAdmin
+from log_engine.client import SyncAdmin
 
 log = logging.getLogger(__name__)
 
-EMBEDDED_PREFIX = "embedded.broker."
-_BROKER_START_TIMEOUT_S = 600.0  # log recovery of a large data dir takes a while
 _REST_STOP_TIMEOUT_S = 10.0
 
 
 class StartupError(Exception):
     """A part of the worker could not start; the message says which and why."""
-
-
-class EmbeddedBroker:
-    """A single-node broker running on a loop thread of its own, in this process."""
-
-    def __init__(self, props: dict[str, str]) -> None:
-        self.config = BrokerConfig.from_properties(props)
-        self._loop: LoopThread | None = None
-        self._broker: Broker | None = None
-
-    @classmethod
-    def from_worker_properties(cls, worker: dict[str, str], config: WorkerConfig) -> EmbeddedBroker:
-        """Broker settings: ``embedded.broker.<key>`` entries, with standalone's defaults."""
-        props = {
-            "group.initial.rebalance.delay.ms": "0",
-            "offsets.topic.num.partitions": "1",
-        }
-        props.update(
-            {
-                k[len(EMBEDDED_PREFIX) :]: v
-                for k, v in worker.items()
-                if k.startswith(EMBEDDED_PREFIX)
-            }
-        )
-        props["listeners"] = config.embedded_broker_listeners
-        props["log.dirs"] = str(config.embedded_broker_log_dirs)
-        return cls(props)
-
-    @property
-    def cluster_id(self) -> str | None:
-        return self._broker.cluster_id if self._broker else None
-
-    def start(self) -> str:
-        """Start and return the bootstrap address (``host:port``)."""
-        self._loop = LoopThread("sluice-embedded-broker")
-        self._broker = self._loop.run(self._start(), _BROKER_START_TIMEOUT_S)
-        address = self._broker.advertised
-        return f"{address.host}:{address.port}"
-
-    async def _start(self) -> Broker:
-        broker = Broker(self.config)
-        await broker.start()
-        return broker
-
-    def stop(self) -> None:
-        if self._loop is None:
-            return
-        try:
-            if self._broker is not None:
-                self._loop.run(self._broker.stop(), 60)
-        finally:
-            self._loop.stop()
-            self._loop = None
-            self._broker = None
 
 
 def bind_rest_socket(host: str, port: int) -> socket.socket:

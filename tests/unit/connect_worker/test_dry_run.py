@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from connect_worker.pipeline_test import InputError, Pipeline, mismatches, run_pipeline_test
+from connect_worker.cli.dry_run import InputError, Pipeline, mismatches, run_dry_run
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import parse_properties
 from connectors.api import ConfigError
@@ -167,7 +167,7 @@ def test_run_pipeline_test_writes_json_lines(tmp_path: Path) -> None:
     records = tmp_path / "in.jsonl"
     records.write_text('{"key": "a", "value": {"x": 1}}\n\n{"key": "b", "value": "{"}\n')
     out = io.StringIO()
-    assert run_pipeline_test(pipeline, records, out) == 0
+    assert run_dry_run(pipeline, records, out) == 0
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["key"] for line in lines] == ["a", "b"]
     assert "error" in lines[1] and "error" not in lines[0]
@@ -182,10 +182,10 @@ def test_expected_records_list_only_the_fields_they_check(tmp_path: Path) -> Non
     expect = tmp_path / "expected.jsonl"
     expect.write_text('{"key": "a", "value": {"wrapped": 1}}\n'
                       '{"key": "b", "error": {"stage": "VALUE_CONVERTER"}}\n')
-    assert run_pipeline_test(pipeline, records, io.StringIO(), expect_file=expect) == 0
+    assert run_dry_run(pipeline, records, io.StringIO(), expect_file=expect) == 0
 
     expect.write_text('{"key": "a", "value": {"wrapped": 2}}\n')
-    assert run_pipeline_test(pipeline, records, io.StringIO(), expect_file=expect) == 1
+    assert run_dry_run(pipeline, records, io.StringIO(), expect_file=expect) == 1
     assert mismatches([{"value": {"wrapped": 2}}], [{"value": {"wrapped": 1}}]) == [
         'record 1: value: expected {"wrapped": 2}, got {"wrapped": 1}'
     ]

@@ -199,7 +199,7 @@ class Pipeline:
         return shown
 
 
-def run_pipeline_test(
+def run_dry_run(
     pipeline_file: Path,
     input_file: Path | None,
     out: IO[str],

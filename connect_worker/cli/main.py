@@ -1,35 +1,33 @@
 """The ``sluice`` command line: one sub-command per job.
 
-- ``sluice broker [broker.properties] [--override key=value ...]`` runs a broker.
+- ``sluice broker [broker.properties] [--override key=value ...]`` runs a broker
+  (:mod:`connect_worker.cli.broker`).
 - ``sluice standalone [worker.properties] [connector.properties ...]`` runs the
   embedded default in one process: a single-node broker (unless
   ``bootstrap.servers`` is set), the worker, the REST API and the pipelines
-  folder watcher (:mod:`connect_worker.standalone`).
+  folder watcher (:mod:`connect_worker.cli.standalone`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
-  (:mod:`connect_worker.log_commands`).
+  (:mod:`connect_worker.cli.log_commands`).
 - ``sluice test PIPELINE.properties --input RECORDS.jsonl``: the pipeline's
   converters and transforms on sample records, offline
-  (:mod:`connect_worker.pipeline_test`).
+  (:mod:`connect_worker.cli.dry_run`).
 - ``sluice connectors|plugins ...``: clients of a worker's REST API, and
   ``sluice validate FILE``: an offline dry run of a pipeline file
-  (:mod:`connect_worker.rest_client_commands`).
+  (:mod:`connect_worker.cli.rest_client_commands`).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
-import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from connect_worker import log_commands, rest_client_commands
-from connect_worker.properties import PropertiesError, load_properties
-from log_engine.broker.broker import run_broker
-from log_engine.broker.config import BrokerConfig, BrokerConfigError
-from log_engine.protocol.errors import KafkaError
+from connect_worker.cli import log_commands, rest_client_commands
+from connect_worker.cli.broker import BrokerConfigError, run_broker_command
+from connect_worker.properties import PropertiesError
+from log_engine.client.errors import KafkaError
 
 log = logging.getLogger("sluice")
 
@@ -66,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="set a broker property (repeatable)",
     )
-    broker.set_defaults(run=_run_broker)
+    broker.set_defaults(run=run_broker_command)
 
     standalone = commands.add_parser(
         "standalone", help="run the worker (and an embedded broker), REST API and watcher"
@@ -91,47 +89,16 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_overrides(pairs: Sequence[str]) -> dict[str, str]:
-    overrides = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise BrokerConfigError(f"--override {pair!r} is not KEY=VALUE")
-        overrides[key.strip()] = value.strip()
-    return overrides
-
-
-def _run_broker(args: argparse.Namespace) -> int:
-    props = load_properties(args.config) if args.config else {}
-    props.update(_parse_overrides(args.override))
-    _serve(BrokerConfig.from_properties(props))
-    return 0
-
-
 def _run_standalone(args: argparse.Namespace) -> int:
-    from connect_worker.standalone import run_standalone  # FastAPI and friends: only here
+    from connect_worker.cli.standalone import run_standalone  # FastAPI and friends: only here
 
     return run_standalone(args.config, args.connectors)
 
 
 def _run_test(args: argparse.Namespace) -> int:
-    from connect_worker.pipeline_test import run_pipeline_test
+    from connect_worker.cli.dry_run import run_dry_run
 
-    return run_pipeline_test(
+    return run_dry_run(
         args.pipeline, args.input, sys.stdout, args.worker_config, args.expect
     )
 
-
-def _serve(config: BrokerConfig) -> None:
-    async def serve() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await run_broker(config, stop)
-
-    asyncio.run(serve())
-
-
-if __name__ == "__main__":
-    sys.exit(main())
