@@ -24,7 +24,7 @@ from typing import Any
 from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 RECORD_BYTES = 100
 _PHASE_TIMEOUT_S = 120.0  # every loop is bounded: a lost record fails the run

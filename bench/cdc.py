@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from connectors.postgres_cdc.stream import ReplicationStream
+from harness.broker_process import free_port
+from harness.postgres import PostgresServer
 from log_engine.client import SyncConsumer, TopicPartition
-from tests.support.broker_process import free_port
-from tests.support.postgres import PostgresServer
 
 TOPIC = "bench.public.items"
 _TIMEOUT_S = 600.0

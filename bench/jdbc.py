@@ -48,9 +48,9 @@ from connect_worker.cli.standalone import freeze_startup_objects
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.worker_config import WorkerConfig
-from tests.support.broker_process import BrokerProcess
-from tests.support.postgres import PostgresServer
-from tests.support.standalone_process import StandaloneProcess, properties
+from harness.broker_process import BrokerProcess
+from harness.postgres import PostgresServer
+from harness.standalone_process import StandaloneProcess, properties
 
 TABLE = """
 CREATE TABLE orders (

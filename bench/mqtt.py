@@ -41,9 +41,9 @@ from typing import Any
 
 import paho.mqtt.client as mqtt
 
-from tests.integration.mqtt.worker_pipeline import start_source
-from tests.support.mosquitto import MosquittoServer
-from tests.support.standalone_process import StandaloneProcess
+from harness.mosquitto import MosquittoServer
+from harness.mqtt_pipeline import start_source
+from harness.standalone_process import StandaloneProcess
 
 PAYLOAD_BYTES = 100
 IDLE_TIMEOUT_S = 30.0

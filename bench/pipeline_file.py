@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.broker_process import free_port
+from harness.broker_process import free_port
 
 LINE = "x" * 90
 _TIMEOUT_S = 600.0
@@ -141,8 +141,8 @@ def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
 
 
 def broker_only(workdir: Path, source: Path, count: int) -> float:
+    from harness.broker_process import BrokerProcess
     from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
-    from tests.support.broker_process import BrokerProcess
 
     broker = BrokerProcess(workdir / "broker-only").start()
     try:

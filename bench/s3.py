@@ -42,8 +42,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.support.s3_server import S3Server
-from tests.support.standalone_process import StandaloneProcess, properties
+from harness.s3_server import S3Server
+from harness.standalone_process import StandaloneProcess, properties
 
 OBJECT_BYTES = 5_000_000
 _TIMEOUT_S = 600.0

@@ -177,8 +177,8 @@ def spark_json_files(spark: Any, workdir: Path, count: int) -> float:
 
 
 def run(count: int) -> dict[str, Any]:
+    from harness.broker_process import BrokerProcess
     from spark_sinks.session import SharedSession
-    from tests.support.broker_process import BrokerProcess
 
     with tempfile.TemporaryDirectory(prefix="sluice-spark-bench-") as tmp:
         workdir = Path(tmp)

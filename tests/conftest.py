@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
+from harness.postgres import PostgresServer
+from harness.standalone_process import StandaloneProcess
 from tests.support.herders import HerderFactory
-from tests.support.postgres import PostgresServer
-from tests.support.standalone_process import StandaloneProcess
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pytest
 
+from harness.broker_process import BrokerProcess
 from log_engine.client import (
     Consumer,
     NewTopic,
@@ -29,7 +30,6 @@ from log_engine.protocol.errors import (
     TopicAlreadyExistsError,
     UnknownTopicOrPartitionError,
 )
-from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.compat
 

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.compat
 

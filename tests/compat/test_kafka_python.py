@@ -6,7 +6,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.compat
 

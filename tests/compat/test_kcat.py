@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.compat
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.standalone_process import StandaloneProcess
+from harness.standalone_process import StandaloneProcess
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 
 def sluice(

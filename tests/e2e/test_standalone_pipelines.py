@@ -6,7 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support.standalone_process import (
+from harness.standalone_process import (
     StandaloneProcess,
     file_sink,
     file_source,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.support.standalone_process import (
+from harness.standalone_process import (
     StandaloneProcess,
     file_source,
     read_lines,

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.standalone_process import (
+from harness.standalone_process import (
     StandaloneProcess,
     file_sink,
     file_source,

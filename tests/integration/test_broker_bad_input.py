@@ -11,9 +11,9 @@ import subprocess
 
 import pytest
 
+from harness.broker_process import BrokerProcess
 from log_engine.protocol import ApiKey, decode_response, encode_request
 from log_engine.records import Record, build_batch
-from tests.support.broker_process import BrokerProcess
 
 KCAT = shutil.which("kcat") or "kcat"
 

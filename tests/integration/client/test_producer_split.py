@@ -17,6 +17,7 @@ from collections.abc import Iterator
 import pytest
 
 from connect_worker.runtime.task_factory import PRODUCER_DEFAULTS
+from harness.broker_process import BrokerProcess
 from log_engine.client import (
     Producer,
     RecordMetadata,
@@ -28,7 +29,6 @@ from log_engine.client import (
 from log_engine.client.admin_types import NewTopic
 from log_engine.client.errors import KafkaError, PartialDeliveryError
 from log_engine.protocol.error_codes import ErrorCode
-from tests.support.broker_process import BrokerProcess
 
 LIMIT = 20000
 RECORD_BYTES = 500

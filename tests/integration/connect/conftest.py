@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from connect_worker.plugins import PluginRegistry
+from harness.broker_process import BrokerProcess
 from tests.integration.connect import plugins
-from tests.support.broker_process import BrokerProcess
 from tests.support.herders import HerderFactory
 
 

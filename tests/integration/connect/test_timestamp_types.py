@@ -14,9 +14,9 @@ import pytest
 from connect_worker.converters import ByteArrayConverter, SimpleHeaderConverter
 from connect_worker.runtime.conversion import RecordConverters
 from connectors.api import TimestampType
+from harness.broker_process import BrokerProcess
 from log_engine.client import ConsumerRecord, SyncAdmin, SyncConsumer, SyncProducer, TopicPartition
 from spark_sinks.log_access import to_arrow
-from tests.support.broker_process import BrokerProcess
 
 OLD_MS = 1_000_000  # a producer timestamp long before now
 

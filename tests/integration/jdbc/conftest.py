@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 from tests.support.herders import HerderFactory
 
 

@@ -11,10 +11,10 @@ from connect_worker.converters.json import JsonConverter
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State
 from connectors.api import Schema
+from harness.broker_process import BrokerProcess
+from harness.postgres import PostgresServer
+from harness.standalone_process import StandaloneProcess
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
-from tests.support.broker_process import BrokerProcess
-from tests.support.postgres import PostgresServer
-from tests.support.standalone_process import StandaloneProcess
 
 WAIT_S = 60.0
 

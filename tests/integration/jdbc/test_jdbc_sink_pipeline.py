@@ -9,6 +9,8 @@ from connect_worker.states import State
 from connectors.api import struct
 from connectors.api.schema import INT64, OPTIONAL_STRING
 from connectors.jdbc.sink import JdbcSinkConnector
+from harness.broker_process import BrokerProcess
+from harness.postgres import PASSWORD_USER, PostgresServer
 from tests.integration.jdbc.helpers import (
     produce_connect,
     read_all,
@@ -17,8 +19,6 @@ from tests.integration.jdbc.helpers import (
     task_trace,
     wait_for,
 )
-from tests.support.broker_process import BrokerProcess
-from tests.support.postgres import PASSWORD_USER, PostgresServer
 
 MakeHerder = Callable[..., StandaloneHerder]
 KEY = struct(("id", INT64))

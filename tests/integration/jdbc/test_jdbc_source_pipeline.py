@@ -10,9 +10,9 @@ from pathlib import Path
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State
 from connectors.jdbc.source import JdbcSourceConnector
+from harness.broker_process import BrokerProcess
+from harness.postgres import PASSWORD_USER, PostgresServer
 from tests.integration.jdbc.helpers import column_types, read_all, rows, topic_size, wait_for
-from tests.support.broker_process import BrokerProcess
-from tests.support.postgres import PASSWORD_USER, PostgresServer
 
 MakeHerder = Callable[..., StandaloneHerder]
 ORDERS = """

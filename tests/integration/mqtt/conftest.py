@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.mosquitto import MosquittoServer
+from harness.mosquitto import MosquittoServer
 
 
 @pytest.fixture(scope="session")

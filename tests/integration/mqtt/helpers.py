@@ -12,7 +12,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
-from tests.support.mosquitto import MosquittoServer
+from harness.mosquitto import MosquittoServer
 
 WAIT_S = 60.0
 

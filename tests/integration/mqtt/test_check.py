@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from connectors.mqtt.sink import MqttSinkConnector
 from connectors.mqtt.source import MqttSourceConnector
-from tests.support.broker_process import free_port
-from tests.support.mosquitto import PASSWORD, USER, MosquittoServer
+from harness.broker_process import free_port
+from harness.mosquitto import PASSWORD, USER, MosquittoServer
 
 
 def source_props(uri: str, **extra: str) -> dict[str, str]:

@@ -19,10 +19,10 @@ from collections.abc import Callable
 
 import pytest
 
+from harness.mosquitto import MosquittoServer
+from harness.mqtt_pipeline import LogReader, start_source
+from harness.standalone_process import StandaloneProcess
 from tests.integration.mqtt.helpers import publish_all, wait_for
-from tests.integration.mqtt.worker_pipeline import LogReader, start_source
-from tests.support.mosquitto import MosquittoServer
-from tests.support.standalone_process import StandaloneProcess
 
 COUNT = 10_000
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.rest.models import connector_status_json
+from harness.broker_process import BrokerProcess, free_port
+from harness.mosquitto import USER, MosquittoServer
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
 from tests.integration.mqtt.helpers import Subscriber, publish_all, wait_for
-from tests.support.broker_process import BrokerProcess, free_port
-from tests.support.mosquitto import USER, MosquittoServer
 
 MakeHerder = Callable[..., StandaloneHerder]
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"

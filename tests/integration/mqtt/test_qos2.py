@@ -19,9 +19,9 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from connectors.mqtt.source import MqttSourceTask
+from harness.mosquitto import MosquittoServer
 from tests.integration.mqtt.helpers import publish_all, wait_for
 from tests.integration.mqtt.test_source_task import drain, source_tasks
-from tests.support.mosquitto import MosquittoServer
 
 WINDOW = 10
 VERSIONS = ["3.1.1", "5"]

@@ -11,8 +11,8 @@ import pytest
 
 from connectors.api import SourceRecord
 from connectors.mqtt.source import MqttSourceTask
+from harness.mosquitto import MosquittoServer
 from tests.integration.mqtt.helpers import WAIT_S, publish_all, wait_for
-from tests.support.mosquitto import MosquittoServer
 
 
 def source_tasks(uri: str) -> Iterator[Callable[..., MqttSourceTask]]:

@@ -19,8 +19,8 @@ import pytest
 from connect_worker.herder.standalone import StandaloneHerder
 from connectors.api import RetriableError, SourceRecord
 from connectors.postgres_cdc.task import PostgresCdcTask
+from harness.postgres import PostgresServer
 from tests.support.herders import HerderFactory
-from tests.support.postgres import PostgresServer
 
 
 def cdc_props(postgres: PostgresServer, dbname: str, **extra: str) -> dict[str, str]:

@@ -13,8 +13,8 @@ import psycopg
 from connect_worker.converters.json import JsonConverter
 from connectors.api import SchemaType
 from connectors.postgres_cdc.source import PostgresCdcConnector
+from harness.postgres import PostgresServer
 from tests.integration.postgres_cdc.conftest import TaskHarness, cdc_props
-from tests.support.postgres import PostgresServer
 
 ALL_TYPES = """
 CREATE TABLE public.everything (

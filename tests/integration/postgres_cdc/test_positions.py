@@ -7,8 +7,8 @@ from collections.abc import Callable
 import psycopg
 
 from connectors.postgres_cdc.stream import parse_lsn
+from harness.postgres import PostgresServer
 from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
-from tests.support.postgres import PostgresServer
 
 
 def confirmed_lsn(db: psycopg.Connection, slot: str = "debezium") -> int:

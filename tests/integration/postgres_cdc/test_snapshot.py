@@ -10,8 +10,8 @@ import psycopg
 import pytest
 
 from connectors.api import SourceRecord
+from harness.postgres import PostgresServer
 from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
-from tests.support.postgres import PostgresServer
 
 SENTINEL = -1
 

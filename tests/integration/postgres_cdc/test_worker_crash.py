@@ -11,9 +11,9 @@ from collections.abc import Callable
 
 import pytest
 
+from harness.postgres import PostgresServer
+from harness.standalone_process import StandaloneProcess, properties, wait_for
 from log_engine.client import SyncConsumer, TopicPartition
-from tests.support.postgres import PostgresServer
-from tests.support.standalone_process import StandaloneProcess, properties, wait_for
 
 TOPIC = "crash.public.events"
 TOTAL = 3000

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.support.s3_server import S3Server
+from harness.s3_server import S3Server
 
 
 @pytest.fixture(scope="session")

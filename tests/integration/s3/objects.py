@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.support.s3_server import S3Server
+from harness.s3_server import S3Server
 
 
 def object_keys(s3: S3Server, bucket: str, prefix: str = "") -> list[str]:

@@ -6,7 +6,7 @@ import contextlib
 import socket
 import threading
 
-from tests.support.broker_process import free_port
+from harness.broker_process import free_port
 
 
 class TcpProxy:

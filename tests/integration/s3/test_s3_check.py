@@ -11,8 +11,8 @@ import pytest
 from connectors.api import ConnectError
 from connectors.s3.sink import S3SinkConnector, S3SinkTask
 from connectors.s3.source import S3SourceConnector, S3SourceTask
-from tests.support.broker_process import free_port
-from tests.support.s3_server import REGION, S3Server
+from harness.broker_process import free_port
+from harness.s3_server import REGION, S3Server
 
 ALLOW_ALL = {
     "Version": "2012-10-17",

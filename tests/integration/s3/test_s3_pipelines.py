@@ -12,10 +12,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from harness.s3_server import S3Server
+from harness.standalone_process import StandaloneProcess, properties, wait_for
 from log_engine.client import SyncAdmin, SyncConsumer, SyncProducer, TopicPartition
 from tests.integration.s3.objects import object_bytes, object_keys
-from tests.support.s3_server import S3Server
-from tests.support.standalone_process import StandaloneProcess, properties, wait_for
 
 JSON_VALUES = {
     "value.converter": "org.apache.kafka.connect.json.JsonConverter",

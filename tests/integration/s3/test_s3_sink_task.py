@@ -15,10 +15,10 @@ import pytest
 from connectors.api import DataError, RetriableError, SinkRecord, TopicPartition
 from connectors.s3.naming import object_key
 from connectors.s3.sink import S3SinkTask
+from harness.s3_server import S3Server
 from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy
 from tests.support.plugin_harness import SinkContext
-from tests.support.s3_server import S3Server
 
 TP0, TP1 = TopicPartition("t", 0), TopicPartition("t", 1)
 MiB = 1024 * 1024

@@ -11,8 +11,8 @@ import pytest
 from connectors.api import ConnectError, SinkRecord, SourceRecord, TopicPartition
 from connectors.s3.sink import S3SinkTask
 from connectors.s3.source import S3SourceTask
+from harness.s3_server import S3Server
 from tests.support.plugin_harness import DictOffsetReader, SinkContext, SourceContext
-from tests.support.s3_server import S3Server
 
 
 def start_source(reader: DictOffsetReader, props: dict[str, str]) -> S3SourceTask:

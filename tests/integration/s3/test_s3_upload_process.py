@@ -17,10 +17,10 @@ from connectors.api import ConnectError, RetriableError, SinkRecord, TopicPartit
 from connectors.s3.config import S3SinkConfig
 from connectors.s3.sink import S3SinkTask
 from connectors.s3.upload_process import UploadProcess
+from harness.s3_server import S3Server
 from tests.integration.s3.objects import object_bytes, object_keys, object_metadata
 from tests.integration.s3.tcp_proxy import TcpProxy
 from tests.support.plugin_harness import SinkContext
-from tests.support.s3_server import S3Server
 
 MiB = 1024 * 1024
 TP0 = TopicPartition("t", 0)

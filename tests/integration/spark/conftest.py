@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.broker_process import BrokerProcess
 from log_engine.client import SyncAdmin, SyncProducer
-from tests.support.broker_process import BrokerProcess
 from tests.support.herders import HerderFactory
 
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.broker_process import BrokerProcess
 from log_engine.client import SyncAdmin, TopicPartition
 from spark_sinks.log_access import DataLoss, DataLossError, read_range
 from spark_sinks.options import SourceOptions
 from spark_sinks.query import source_options
 from spark_sinks.sink_config import SparkSinkConfig
 from tests.integration.spark.streams import available_now_stream
-from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.slow
 

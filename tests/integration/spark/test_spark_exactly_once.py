@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.standalone_process import StandaloneProcess, properties, wait_for
 from log_engine.client import SyncAdmin, SyncProducer
-from tests.support.standalone_process import StandaloneProcess, properties, wait_for
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import pytest
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State, TargetState
-from tests.support.broker_process import BrokerProcess
-from tests.support.postgres import PostgresServer
+from harness.broker_process import BrokerProcess
+from harness.postgres import PostgresServer
 
 pytestmark = pytest.mark.slow
 
@@ -133,7 +133,7 @@ def test_jdbc_output_appends_to_a_postgres_table(
     postgres: PostgresServer,
     pg_database: str,
 ) -> None:
-    from tests.support.postgres import PASSWORD, PASSWORD_USER
+    from harness.postgres import PASSWORD, PASSWORD_USER
 
     make_topic(topic_name)
     produce(topic_name, [{"id": i, "name": f"n{i}"} for i in range(12)])

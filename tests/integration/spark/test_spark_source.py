@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.broker_process import BrokerProcess
 from tests.integration.spark.streams import available_now_stream
-from tests.support.broker_process import BrokerProcess
 
 pytestmark = pytest.mark.slow
 

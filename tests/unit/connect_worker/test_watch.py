@@ -16,7 +16,7 @@ from connect_worker.plugins import PluginRegistry
 from connect_worker.states import State
 from connect_worker.watch import PipelineWatcher, is_pipeline_file, read_pipeline_file
 from connect_worker.worker_config import WorkerConfig
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 DEADLINE_S = 20.0
 

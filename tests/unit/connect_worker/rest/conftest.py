@@ -12,7 +12,7 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.rest import create_app
 from connect_worker.worker_config import WorkerConfig
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ import pytest
 from connectors.api import ConfigError, DataError, SinkRecord, struct
 from connectors.api.schema import INT64, OPTIONAL_STRING
 from connectors.jdbc.config import JdbcSinkConfig
-from tests.support.postgres import PostgresServer
+from harness.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_sink_task import KEY, pg_rows, start_task
 
 ABC = struct(("a", INT64), ("b", OPTIONAL_STRING), ("c", OPTIONAL_STRING))

@@ -14,7 +14,7 @@ from connectors.jdbc.config import JdbcSinkConfig, JdbcSourceConfig
 from connectors.jdbc.dialect import TableId, dialect_for
 from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.url import parse_url
-from tests.support.postgres import PostgresServer
+from harness.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_sink_task import pg_rows, start_task
 from tests.unit.connectors.jdbc.test_jdbc_source_task import drain, start
 

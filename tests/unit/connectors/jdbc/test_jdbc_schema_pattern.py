@@ -10,7 +10,7 @@ import pytest
 from connectors.api import ConnectError
 from connectors.jdbc.config import JdbcSourceConfig
 from connectors.jdbc.source import JdbcSourceConnector
-from tests.support.postgres import PostgresServer
+from harness.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_table_types import copy_all, planned_tables
 
 

@@ -13,8 +13,8 @@ from connectors.api import ConnectError, DataError, SinkRecord, TopicPartition, 
 from connectors.api.schema import INT64, OPTIONAL_STRING, Schema, SchemaType
 from connectors.jdbc.sink import JdbcSinkConnector, JdbcSinkTask
 from connectors.jdbc.types import TIMESTAMP, decimal_schema
+from harness.postgres import PostgresServer
 from tests.support.plugin_harness import SinkContext
-from tests.support.postgres import PostgresServer
 
 KEY = struct(("id", INT64))
 VALUE = struct(

@@ -13,8 +13,8 @@ from connectors.api import ConfigError, SchemaType, SourceRecord
 from connectors.jdbc.config import JdbcSourceConfig
 from connectors.jdbc.source import JdbcSourceTask
 from connectors.jdbc.types import DATE, DECIMAL, TIMESTAMP
+from harness.postgres import PostgresServer
 from tests.support.plugin_harness import DictOffsetReader, SourceContext
-from tests.support.postgres import PostgresServer
 
 
 def start(url: str, reader: DictOffsetReader | None = None, **props: str) -> JdbcSourceTask:

@@ -13,7 +13,7 @@ from connectors.api import ConfigError, ConnectError, SourceRecord
 from connectors.jdbc.config import JdbcSourceConfig
 from connectors.jdbc.source import JdbcSourceConnector
 from connectors.jdbc.types import DECIMAL
-from tests.support.postgres import PostgresServer
+from harness.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_source_task import drain, start
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from connectors.api import ConfigError
 from connectors.jdbc.config import JdbcSourceConfig
+from harness.postgres import PostgresServer
 from tests.support.plugin_harness import DictOffsetReader
-from tests.support.postgres import PostgresServer
 from tests.unit.connectors.jdbc.test_jdbc_source_task import drain, start
 
 OLD = dt.datetime(2024, 1, 1, tzinfo=dt.UTC)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import psycopg
 
-from tests.support.broker_process import free_port
+from harness.broker_process import free_port
 
 BIN = Path("/usr/lib/postgresql/15/bin")
 SUPERUSER = "postgres"

@@ -22,7 +22,7 @@ import boto3
 import httpx
 from botocore.config import Config
 
-from tests.support.broker_process import free_port
+from harness.broker_process import free_port
 
 START_TIMEOUT_S = 30.0
 ACCESS_KEY = "testing"

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from harness.mosquitto import MosquittoServer
+from harness.standalone_process import StandaloneProcess, properties
 from log_engine.client import SyncConsumer, TopicPartition
 from tests.integration.mqtt.helpers import wait_for
-from tests.support.mosquitto import MosquittoServer
-from tests.support.standalone_process import StandaloneProcess, properties
 
 
 class LogReader:

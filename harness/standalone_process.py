@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import httpx
 
-from tests.support.broker_process import free_port
+from harness.broker_process import free_port
 
 T = TypeVar("T")
 START_TIMEOUT_S = 90.0

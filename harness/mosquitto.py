@@ -26,7 +26,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.support.broker_process import free_port
+from harness.broker_process import free_port
 
 MOSQUITTO = "mosquitto"
 MOSQUITTO_PASSWD = "mosquitto_passwd"
