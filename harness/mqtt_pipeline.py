@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from harness.mosquitto import MosquittoServer
 from harness.standalone_process import StandaloneProcess, properties
+from harness.wait import wait_for
 from log_engine.client import SyncConsumer, TopicPartition
-from tests.integration.mqtt.helpers import wait_for
 
 
 class LogReader:

@@ -19,28 +19,19 @@ from typing import Any, TypeVar
 import httpx
 
 from harness.broker_process import free_port
+from harness.wait import WAIT_S, wait_for
 
 T = TypeVar("T")
 START_TIMEOUT_S = 90.0
-DEADLINE_S = 60.0
 
 
-def wait_for(check: Callable[[], T], what: str, timeout_s: float = DEADLINE_S) -> T:
-    """Poll ``check`` until it returns something truthy; fail with ``what`` at the deadline."""
-    deadline = time.monotonic() + timeout_s
-    last_error: Exception | None = None
-    while time.monotonic() < deadline:
-        try:
-            result = check()
-        except (httpx.TransportError, KeyError, OSError) as exc:
-            last_error = exc
-        else:
-            if result:
-                return result
-        time.sleep(0.1)
-    raise AssertionError(
-        f"timed out after {timeout_s}s waiting for {what} (last error: {last_error})"
-    )
+#: What a REST call raises while the worker is (re)starting: "not yet" to wait_for.
+REST_NOT_YET = (httpx.TransportError, KeyError, OSError)
+
+
+def wait_for_rest(check: Callable[[], T], what: str, timeout_s: float = WAIT_S) -> T:
+    """:func:`harness.wait.wait_for`, taking :data:`REST_NOT_YET` errors as "not yet"."""
+    return wait_for(check, what, timeout_s, retry_on=REST_NOT_YET)
 
 
 class StandaloneProcess:
@@ -135,7 +126,7 @@ class StandaloneProcess:
         )
 
     def wait_running(self, name: str) -> None:
-        wait_for(lambda: self.running(name), f"{name} RUNNING (status: {self.status(name)})")
+        wait_for_rest(lambda: self.running(name), f"{name} RUNNING (status: {self.status(name)})")
 
     def write_pipeline(self, name: str, content: str | bytes) -> Path:
         """Write a pipeline file the way editors do: a temporary file renamed into place."""

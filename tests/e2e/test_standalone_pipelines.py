@@ -11,7 +11,7 @@ from harness.standalone_process import (
     file_sink,
     file_source,
     read_lines,
-    wait_for,
+    wait_for_rest,
 )
 
 
@@ -27,28 +27,28 @@ def test_drop_edit_and_delete_pipeline_files(worker: StandaloneProcess, tmp_path
     worker.write_pipeline("drop-sink", file_sink("drop-sink", out, "drop"))
     worker.wait_running("drop-src")
     worker.wait_running("drop-sink")
-    wait_for(lambda: len(read_lines(out)) == 20, "the first lines in the sink's file")
+    wait_for_rest(lambda: len(read_lines(out)) == 20, "the first lines in the sink's file")
 
     # the source follows its file as it grows
     with source.open("a") as grow:
         grow.write("".join(f"second {i}\n" for i in range(5)))
-    wait_for(lambda: len(read_lines(out)) == 25, "appended lines")
+    wait_for_rest(lambda: len(read_lines(out)) == 25, "appended lines")
 
     # editing the sink's file restarts it with the new config: output goes elsewhere
     moved = tmp_path / "moved.txt"
     worker.write_pipeline("drop-sink", file_sink("drop-sink", moved, "drop"))
-    wait_for(
+    wait_for_rest(
         lambda: worker.http.get("/connectors/drop-sink/config").json()["file"] == str(moved),
         "the edited config",
     )
     worker.wait_running("drop-sink")
     with source.open("a") as grow:
         grow.write("third 0\n")
-    wait_for(lambda: "third 0" in read_lines(moved), "a line written to the new output")
+    wait_for_rest(lambda: "third 0" in read_lines(moved), "a line written to the new output")
 
     (worker.pipelines / "drop-sink.properties").unlink()
     (worker.pipelines / "drop-src.properties").unlink()
-    wait_for(
+    wait_for_rest(
         lambda: not {"drop-src", "drop-sink"} & set(worker.http.get("/connectors").json()),
         "the deleted files' connectors to disappear",
     )
@@ -59,7 +59,7 @@ def test_broken_pipeline_files_fail_alone(worker: StandaloneProcess, tmp_path: P
     source.write_text("".join(f"keep {i}\n" for i in range(10)))
     worker.write_pipeline("alive-src", file_source("alive-src", source, "alive"))
     worker.write_pipeline("alive-sink", file_sink("alive-sink", out, "alive"))
-    wait_for(lambda: len(read_lines(out)) == 10, "the good pipeline's first lines")
+    wait_for_rest(lambda: len(read_lines(out)) == 10, "the good pipeline's first lines")
 
     good = file_source("x", source, "unused").replace("name=x\n", "")
     broken: dict[str, tuple[str | bytes, str]] = {
@@ -73,7 +73,7 @@ def test_broken_pipeline_files_fail_alone(worker: StandaloneProcess, tmp_path: P
     for name, (content, _) in broken.items():
         worker.write_pipeline(name, content)
     for name, (_, words) in broken.items():
-        wait_for(lambda n=name: worker.state(n) == "FAILED", f"{name} FAILED")
+        wait_for_rest(lambda n=name: worker.state(n) == "FAILED", f"{name} FAILED")
         status = worker.status(name)
         assert status is not None
         trace = status["connector"].get("trace", "")
@@ -82,7 +82,7 @@ def test_broken_pipeline_files_fail_alone(worker: StandaloneProcess, tmp_path: P
     # the good pipeline kept flowing, and the CLI shows the failures
     with source.open("a") as grow:
         grow.write("after the broken files\n")
-    wait_for(lambda: "after the broken files" in read_lines(out), "the good pipeline to flow")
+    wait_for_rest(lambda: "after the broken files" in read_lines(out), "the good pipeline to flow")
     listing = sluice("connectors", "list", "--url", worker.url)
     assert listing.returncode == 0, listing.stderr
     rows = {line.split()[0]: line.split() for line in listing.stdout.splitlines()[1:]}
@@ -95,7 +95,7 @@ def test_broken_pipeline_files_fail_alone(worker: StandaloneProcess, tmp_path: P
     worker.wait_running("bad-tasks")
     for name in broken:
         (worker.pipelines / f"{name}.properties").unlink()
-    wait_for(
+    wait_for_rest(
         lambda: not set(broken) & set(worker.http.get("/connectors").json()),
         "the broken files' connectors to go",
     )
@@ -117,11 +117,11 @@ def test_cli_rest_clients(worker: StandaloneProcess, tmp_path: Path) -> None:
     assert status.returncode == 0 and "RUNNING" in status.stdout
 
     assert sluice("connectors", "pause", "cli-made", *url).returncode == 0
-    wait_for(lambda: worker.state("cli-made") == "PAUSED", "PAUSED")
+    wait_for_rest(lambda: worker.state("cli-made") == "PAUSED", "PAUSED")
     assert sluice("connectors", "resume", "cli-made", *url).returncode == 0
     worker.wait_running("cli-made")
     assert sluice("connectors", "stop", "cli-made", *url).returncode == 0
-    wait_for(lambda: worker.state("cli-made") == "STOPPED", "STOPPED")
+    wait_for_rest(lambda: worker.state("cli-made") == "STOPPED", "STOPPED")
     restart = sluice("connectors", "restart", "cli-made", "--include-tasks", *url)
     assert restart.returncode == 0, restart.stderr
     assert sluice("connectors", "resume", "cli-made", *url).returncode == 0

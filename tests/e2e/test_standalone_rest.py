@@ -9,7 +9,7 @@ from harness.standalone_process import (
     StandaloneProcess,
     file_source,
     read_lines,
-    wait_for,
+    wait_for_rest,
 )
 
 
@@ -162,11 +162,11 @@ def test_status_tasks_and_state_changes(worker: StandaloneProcess, tmp_path: Pat
     worker.wait_running("rest-states")
 
     assert http.put("/connectors/rest-states/pause").status_code == 202
-    wait_for(lambda: worker.state("rest-states") == "PAUSED", "PAUSED")
+    wait_for_rest(lambda: worker.state("rest-states") == "PAUSED", "PAUSED")
     assert http.put("/connectors/rest-states/resume").status_code == 202
     worker.wait_running("rest-states")
     assert http.put("/connectors/rest-states/stop").status_code == 204
-    wait_for(lambda: worker.state("rest-states") == "STOPPED", "STOPPED")
+    wait_for_rest(lambda: worker.state("rest-states") == "STOPPED", "STOPPED")
     stopped = worker.status("rest-states")
     assert stopped is not None and stopped["tasks"] == []
     assert http.put("/connectors/rest-states/resume").status_code == 202
@@ -185,8 +185,8 @@ def test_topics_and_offsets(worker: StandaloneProcess, tmp_path: Path) -> None:
     def topics() -> list[str]:
         return http.get("/connectors/rest-offsets/topics").json()["rest-offsets"]["topics"]
 
-    wait_for(lambda: topics() == ["rest-offsets-topic"], "the topic the connector used")
-    offsets = wait_for(
+    wait_for_rest(lambda: topics() == ["rest-offsets-topic"], "the topic the connector used")
+    offsets = wait_for_rest(
         lambda: http.get("/connectors/rest-offsets/offsets").json()["offsets"], "source offsets"
     )
     assert set(offsets[0]) == {"partition", "offset"}
@@ -196,7 +196,7 @@ def test_topics_and_offsets(worker: StandaloneProcess, tmp_path: Path) -> None:
     assert_error(http.patch("/connectors/rest-offsets/offsets", json={"offsets": []}), 400)
 
     assert http.put("/connectors/rest-offsets/stop").status_code == 204
-    wait_for(lambda: worker.state("rest-offsets") == "STOPPED", "STOPPED")
+    wait_for_rest(lambda: worker.state("rest-offsets") == "STOPPED", "STOPPED")
     altered = http.patch("/connectors/rest-offsets/offsets", json={"offsets": [entry]})
     assert altered.status_code == 200 and "altered" in altered.json()["message"]
     reset = http.delete("/connectors/rest-offsets/offsets")
@@ -237,4 +237,4 @@ def test_pipeline_file_flows_to_sink(worker: StandaloneProcess, tmp_path: Path) 
         "/connectors", json={"name": "rest-flow-sink", "config": sink}
     ).is_success
     expected = [f"rest {i}" for i in range(50)]
-    wait_for(lambda: read_lines(out) == expected, "the lines in the sink's file")
+    wait_for_rest(lambda: read_lines(out) == expected, "the lines in the sink's file")

@@ -15,7 +15,7 @@ from harness.standalone_process import (
     file_sink,
     file_source,
     read_lines,
-    wait_for,
+    wait_for_rest,
 )
 
 LINES = 500_000
@@ -41,7 +41,7 @@ def test_rest_connector_and_pipelines_survive_a_restart(
     }
     created = worker.http.post("/connectors", json={"name": "rest-made", "config": config})
     assert created.status_code == 201, created.text
-    wait_for(lambda: len(read_lines(out)) == 100, "the first run's lines")
+    wait_for_rest(lambda: len(read_lines(out)) == 100, "the first run's lines")
     assert worker.running("from-cli")
 
     assert worker.stop() == 0, worker.log_text()  # SIGTERM: a clean shutdown
@@ -51,7 +51,7 @@ def test_rest_connector_and_pipelines_survive_a_restart(
     assert {"rest-made", "sink"} <= set(worker.http.get("/connectors").json())
     worker.wait_running("rest-made")
     expected = [f"before {i}" for i in range(100)] + [f"after {i}" for i in range(50)]
-    wait_for(lambda: read_lines(out) == expected, "exactly the new lines after the restart")
+    wait_for_rest(lambda: read_lines(out) == expected, "exactly the new lines after the restart")
 
 
 class Progress:
@@ -98,14 +98,14 @@ def test_sigkill_in_the_middle_of_a_file_loses_nothing(
     worker.write_pipeline("big-sink", file_sink("big-sink", out, "big"))
     progress = Progress(out)
     worker.start()
-    wait_for(lambda: _count_lines(out) >= LINES // 2, "half of the file in the sink")
+    wait_for_rest(lambda: _count_lines(out) >= LINES // 2, "half of the file in the sink")
     assert worker.stop(signal.SIGKILL) == -signal.SIGKILL
     progress.stop()
     at_kill = _count_lines(out)
     assert at_kill < LINES, "the file was done before the kill: make it bigger"
 
     worker.start()
-    wait_for(
+    wait_for_rest(
         lambda: len({line[:6] for line in read_lines(out)}) == LINES,
         "every line in the sink after the restart",
         timeout_s=120,

@@ -9,6 +9,7 @@
             storage, converters, plugins, states (leaf), ...
     connectors/<family>, transforms, spark_sinks   plugins: the plugin API only
     log_engine                   reached by the worker and plugins through log_engine.client
+    bench, harness               never import tests (harness: the servers both start)
 
 Every import counts, also one inside a function or under ``TYPE_CHECKING``.
 """
@@ -133,3 +134,10 @@ def test_every_connector_module_is_in_a_family() -> None:
     strays = [m for m, _ in _modules("connectors") if m != "connectors"
               and not any(_under(m, a) for a in allowed)]
     assert not strays, strays
+
+
+@pytest.mark.parametrize("package", ["bench", "harness"])
+def test_benchmarks_import_no_test_module(package: str) -> None:
+    """What benchmarks and tests share lives in ``harness/``, not in ``tests/``."""
+    offenders = _offenders(_modules(package), lambda name: _under(name, "tests"))
+    assert not offenders, offenders

@@ -26,9 +26,10 @@ from connect_worker.states import State
 from connectors.api import DataError, RetriableError, SinkRecord, hookimpl
 from connectors.api.records import ConnectRecord
 from harness.broker_process import BrokerProcess
+from harness.wait import wait_for
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
 from tests.integration.connect import plugins
-from tests.integration.connect.helpers import task_state, wait_for
+from tests.integration.connect.helpers import task_state
 from transforms.api import Transformation
 
 MakeHerder = Callable[..., StandaloneHerder]

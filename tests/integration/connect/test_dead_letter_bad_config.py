@@ -24,7 +24,8 @@ from connect_worker.storage.configs import FileConfigStore, StoredConnector
 from connect_worker.validation import validate_connector_config
 from connect_worker.watch import apply_pipeline_file, read_pipeline_file
 from connectors.api import ConfigError
-from tests.integration.connect.helpers import task_state, wait_for
+from harness.wait import wait_for
+from tests.integration.connect.helpers import task_state
 
 BASE = {"name": "bad", "connector.class": "FileStreamSource", "file": "/tmp/in.txt",
         "topic": "demo", "transforms": "t"}

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State
-from tests.integration.connect.helpers import task_state, wait_for
+from harness.wait import wait_for
+from tests.integration.connect.helpers import task_state
 
 
 def lines(path: Path) -> list[str]:

@@ -13,8 +13,9 @@ from connect_worker.herder.api import BadRequestError, ConflictError
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State, TargetState
 from connect_worker.storage.status import MemoryStatusStore, StateRecord
+from harness.wait import wait_for
 from tests.integration.connect import plugins
-from tests.integration.connect.helpers import task_state, wait_for
+from tests.integration.connect.helpers import task_state
 
 MakeHerder = Callable[..., StandaloneHerder]
 

@@ -6,8 +6,9 @@ from collections.abc import Callable
 
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State, TargetState
+from harness.wait import wait_for
 from tests.integration.connect import plugins
-from tests.integration.connect.helpers import task_state, wait_for
+from tests.integration.connect.helpers import task_state
 
 MakeHerder = Callable[..., StandaloneHerder]
 

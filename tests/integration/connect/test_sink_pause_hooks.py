@@ -10,7 +10,7 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.states import TargetState
 from connectors.api import SinkConnector, SinkRecord, SinkTask, hookimpl
-from tests.integration.connect.helpers import wait_for
+from harness.wait import wait_for
 
 MakeHerder = Callable[..., StandaloneHerder]
 EVENTS: dict[str, list[tuple[str, bool]]] = {}  # connector -> (hook, called in the task thread)

@@ -18,10 +18,10 @@ from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import MemoryOffsetStore
 from connectors.api import SourceRecord, SourceTask
 from harness.broker_process import BrokerProcess
+from harness.wait import wait_for
 from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 from log_engine.client.sync_admin import SyncAdmin
 from tests.integration.connect import plugins
-from tests.integration.connect.helpers import wait_for
 
 MakeHerder = Callable[..., StandaloneHerder]
 

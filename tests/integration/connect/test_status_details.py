@@ -10,7 +10,7 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.rest.models import connector_status_json
 from connectors.api import SourceConnector, SourceRecord, SourceTask, hookimpl
-from tests.integration.connect.helpers import wait_for
+from harness.wait import wait_for
 
 MakeHerder = Callable[..., StandaloneHerder]
 

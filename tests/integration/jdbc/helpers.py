@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
 from typing import Any
 
 from connect_worker.converters.json import JsonConverter
@@ -14,18 +13,8 @@ from connectors.api import Schema
 from harness.broker_process import BrokerProcess
 from harness.postgres import PostgresServer
 from harness.standalone_process import StandaloneProcess
+from harness.wait import WAIT_S
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
-
-WAIT_S = 60.0
-
-
-def wait_for(condition: Callable[[], object], what: str, timeout_s: float = WAIT_S) -> None:
-    """Poll ``condition`` until it is truthy; fail naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 def task_state(herder: StandaloneHerder, name: str, task: int = 0) -> State | None:

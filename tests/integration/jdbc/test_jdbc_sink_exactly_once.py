@@ -18,7 +18,8 @@ from connectors.api import struct
 from connectors.api.schema import INT64, OPTIONAL_STRING, STRING
 from harness.postgres import PostgresServer
 from harness.standalone_process import StandaloneProcess, properties
-from tests.integration.jdbc.helpers import produce_connect, rows, topic_size, wait_for
+from harness.wait import wait_for
+from tests.integration.jdbc.helpers import produce_connect, rows, topic_size
 
 TOTAL = 20_000
 VALUE = struct(("n", INT64), ("text", OPTIONAL_STRING))

@@ -11,14 +11,8 @@ from connectors.api.schema import INT64, OPTIONAL_STRING
 from connectors.jdbc.sink import JdbcSinkConnector
 from harness.broker_process import BrokerProcess
 from harness.postgres import PASSWORD_USER, PostgresServer
-from tests.integration.jdbc.helpers import (
-    produce_connect,
-    read_all,
-    rows,
-    task_state,
-    task_trace,
-    wait_for,
-)
+from harness.wait import wait_for
+from tests.integration.jdbc.helpers import produce_connect, read_all, rows, task_state, task_trace
 
 MakeHerder = Callable[..., StandaloneHerder]
 KEY = struct(("id", INT64))

@@ -12,7 +12,8 @@ from connect_worker.states import State
 from connectors.jdbc.source import JdbcSourceConnector
 from harness.broker_process import BrokerProcess
 from harness.postgres import PASSWORD_USER, PostgresServer
-from tests.integration.jdbc.helpers import column_types, read_all, rows, topic_size, wait_for
+from harness.wait import wait_for
+from tests.integration.jdbc.helpers import column_types, read_all, rows, topic_size
 
 MakeHerder = Callable[..., StandaloneHerder]
 ORDERS = """

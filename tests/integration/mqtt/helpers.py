@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 import uuid
 from collections.abc import Iterable
 from typing import Any
@@ -13,17 +12,7 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
 from harness.mosquitto import MosquittoServer
-
-WAIT_S = 60.0
-
-
-def wait_for(condition: Any, what: str, timeout_s: float = WAIT_S) -> None:
-    """Poll ``condition`` until truthy; fail naming ``what`` after ``timeout_s``."""
-    deadline = time.monotonic() + timeout_s
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
+from harness.wait import WAIT_S, wait_for
 
 
 def client(

@@ -22,7 +22,8 @@ import pytest
 from harness.mosquitto import MosquittoServer
 from harness.mqtt_pipeline import LogReader, start_source
 from harness.standalone_process import StandaloneProcess
-from tests.integration.mqtt.helpers import publish_all, wait_for
+from harness.wait import wait_for
+from tests.integration.mqtt.helpers import publish_all
 
 COUNT = 10_000
 

@@ -9,8 +9,9 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.rest.models import connector_status_json
 from harness.broker_process import BrokerProcess, free_port
 from harness.mosquitto import USER, MosquittoServer
+from harness.wait import wait_for
 from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
-from tests.integration.mqtt.helpers import Subscriber, publish_all, wait_for
+from tests.integration.mqtt.helpers import Subscriber, publish_all
 
 MakeHerder = Callable[..., StandaloneHerder]
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"

@@ -20,7 +20,8 @@ from paho.mqtt.properties import Properties
 
 from connectors.mqtt.source import MqttSourceTask
 from harness.mosquitto import MosquittoServer
-from tests.integration.mqtt.helpers import publish_all, wait_for
+from harness.wait import wait_for
+from tests.integration.mqtt.helpers import publish_all
 from tests.integration.mqtt.test_source_task import drain, source_tasks
 
 WINDOW = 10

@@ -14,7 +14,8 @@ import pytest
 from connectors.api import DataError, RetriableError, SinkRecord
 from connectors.mqtt.sink import MqttSinkTask
 from harness.mosquitto import MosquittoServer
-from tests.integration.mqtt.helpers import Subscriber, wait_for
+from harness.wait import wait_for
+from tests.integration.mqtt.helpers import Subscriber
 
 StartSink = Callable[..., MqttSinkTask]
 

@@ -12,7 +12,8 @@ import pytest
 from connectors.api import SourceRecord
 from connectors.mqtt.source import MqttSourceTask
 from harness.mosquitto import MosquittoServer
-from tests.integration.mqtt.helpers import WAIT_S, publish_all, wait_for
+from harness.wait import WAIT_S, wait_for
+from tests.integration.mqtt.helpers import publish_all
 
 
 def source_tasks(uri: str) -> Iterator[Callable[..., MqttSourceTask]]:

@@ -20,6 +20,7 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connectors.api import RetriableError, SourceRecord
 from connectors.postgres_cdc.task import PostgresCdcTask
 from harness.postgres import PostgresServer
+from harness.wait import wait_for
 from tests.support.herders import HerderFactory
 
 
@@ -148,11 +149,3 @@ def herder(make_herder: HerderFactory) -> StandaloneHerder:
     return make_herder()
 
 
-def wait_for(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout_s}s waiting for {what}")

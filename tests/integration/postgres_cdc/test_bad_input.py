@@ -20,7 +20,8 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connectors.postgres_cdc.source import PostgresCdcConnector
 from connectors.postgres_cdc.stream import ReplicationStream
 from harness.postgres import PASSWORD_USER, PostgresServer
-from tests.integration.postgres_cdc.conftest import cdc_props, wait_for
+from harness.wait import wait_for
+from tests.integration.postgres_cdc.conftest import cdc_props
 
 
 @pytest.fixture(scope="module")

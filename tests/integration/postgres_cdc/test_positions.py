@@ -8,7 +8,8 @@ import psycopg
 
 from connectors.postgres_cdc.stream import parse_lsn
 from harness.postgres import PostgresServer
-from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
+from harness.wait import wait_for
+from tests.integration.postgres_cdc.conftest import TaskHarness
 
 
 def confirmed_lsn(db: psycopg.Connection, slot: str = "debezium") -> int:

@@ -9,7 +9,8 @@ import pytest
 
 from connect_worker.herder.standalone import StandaloneHerder
 from harness.postgres import PostgresServer
-from tests.integration.postgres_cdc.conftest import cdc_props, wait_for
+from harness.wait import wait_for
+from tests.integration.postgres_cdc.conftest import cdc_props
 
 JSON = "org.apache.kafka.connect.json.JsonConverter"
 ROWS = "SELECT id, name, qty, price, flag FROM {} ORDER BY id"

@@ -11,7 +11,8 @@ import pytest
 
 from connectors.api import SourceRecord
 from harness.postgres import PostgresServer
-from tests.integration.postgres_cdc.conftest import TaskHarness, wait_for
+from harness.wait import wait_for
+from tests.integration.postgres_cdc.conftest import TaskHarness
 
 SENTINEL = -1
 

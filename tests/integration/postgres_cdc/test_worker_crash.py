@@ -12,7 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from harness.postgres import PostgresServer
-from harness.standalone_process import StandaloneProcess, properties, wait_for
+from harness.standalone_process import StandaloneProcess, properties, wait_for_rest
 from log_engine.client import SyncConsumer, TopicPartition
 
 TOPIC = "crash.public.events"
@@ -80,7 +80,7 @@ def test_sigkill_mid_stream_loses_nothing(
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
     offsets = worker.root / "connect.offsets"
-    wait_for(lambda: count_in_topic(worker.bootstrap) > 300 and offsets.exists()
+    wait_for_rest(lambda: count_in_topic(worker.bootstrap) > 300 and offsets.exists()
              and offsets.stat().st_size > 0, "records and a stored offset before the crash")
     worker.stop(signal.SIGKILL)
     writer.join(60)
@@ -98,7 +98,7 @@ def test_sigkill_mid_stream_loses_nothing(
     # 1..m, then k..TOTAL with k <= m + 1 (the records k..m were in the log, uncommitted).
     worker.stop()
     with postgres.connect(pg_database) as conn:  # let the database be dropped afterwards
-        wait_for(lambda: conn.execute(
+        wait_for_rest(lambda: conn.execute(
             "SELECT active_pid IS NULL FROM pg_replication_slots WHERE slot_name = 'crash_slot'"
         ).fetchone()[0], "the worker's walsender to exit")
     rewind = next((i for i in range(1, len(ids)) if ids[i] <= ids[i - 1]), len(ids))

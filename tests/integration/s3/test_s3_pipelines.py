@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.s3_server import S3Server
-from harness.standalone_process import StandaloneProcess, properties, wait_for
+from harness.standalone_process import StandaloneProcess, properties, wait_for_rest
 from log_engine.client import SyncAdmin, SyncConsumer, SyncProducer, TopicPartition
 from tests.integration.s3.objects import object_bytes, object_keys
 
@@ -46,7 +46,7 @@ def consume(bootstrap: str, topic: str, partitions: int, count: int) -> dict[int
                 got[record.partition].append(record.value)
             return sum(map(len, got.values())) >= count
 
-        wait_for(more, f"{count} records in {topic}")
+        wait_for_rest(more, f"{count} records in {topic}")
     return got
 
 
@@ -81,12 +81,12 @@ def test_a_sink_killed_mid_stream_and_restarted_leaves_each_record_once(
     topic, partitions, per_partition = "events", 2, 300
     produce(worker.bootstrap, topic, partitions, per_partition)
     worker.write_pipeline("backup", s3_sink("backup", s3, bucket, topic, **{"flush.size": "10"}))
-    wait_for(lambda: len(object_keys(s3, bucket)) >= 6, "the first objects")
+    wait_for_rest(lambda: len(object_keys(s3, bucket)) >= 6, "the first objects")
     worker.stop(signal.SIGKILL)
     written_before = len(object_keys(s3, bucket))
     assert written_before < 60, "the sink finished before the kill: nothing was tested"
     worker.start()
-    wait_for(lambda: len(object_keys(s3, bucket)) == 60, "all 60 objects", timeout_s=90)
+    wait_for_rest(lambda: len(object_keys(s3, bucket)) == 60, "all 60 objects", timeout_s=90)
     worker.wait_running("backup")
     backup = backup_by_partition(s3, bucket, topic)
     for p in range(partitions):
@@ -123,12 +123,12 @@ def test_large_objects_from_the_upload_process_stay_exactly_once_across_a_sigkil
         "flush.size": str(flush_size),
     }
     worker.write_pipeline("blobs", s3_sink("blobs", s3, bucket, topic, **byte_values))
-    wait_for(lambda: len(object_keys(s3, bucket)) >= 2, "the first objects")
+    wait_for_rest(lambda: len(object_keys(s3, bucket)) >= 2, "the first objects")
     worker.stop(signal.SIGKILL)
     written_before = len(object_keys(s3, bucket))
     assert written_before < count // flush_size, "the sink finished before the kill"
     worker.start()
-    wait_for(lambda: len(object_keys(s3, bucket)) == count // flush_size, "all the objects")
+    wait_for_rest(lambda: len(object_keys(s3, bucket)) == count // flush_size, "all the objects")
     keys = object_keys(s3, bucket)  # named by their first offset, zero-padded: in order
     values = [v for key in keys for v in object_bytes(s3, bucket, key).split(b"\n")[:-1]]
     assert values == [blob(i) for i in range(count)]
@@ -155,7 +155,7 @@ def test_backup_and_restore_keeps_each_partitions_order(
     worker.write_pipeline(
         "orders-backup", s3_sink("orders-backup", s3, bucket, topic, **{"flush.size": "20"})
     )
-    wait_for(lambda: len(object_keys(s3, bucket)) == 6, "6 objects")
+    wait_for_rest(lambda: len(object_keys(s3, bucket)) == 6, "6 objects")
     with SyncAdmin({"bootstrap.servers": worker.bootstrap}) as admin:
         admin.create_topic("orders-restored", partitions)
     restore = {
@@ -189,7 +189,7 @@ def test_a_missing_bucket_fails_the_task_with_a_clear_trace(
         tasks = status["tasks"] if status else []
         return tasks[0].get("trace", "") if tasks and tasks[0]["state"] == "FAILED" else ""
 
-    wait_for(failed_trace, "the task to fail")
+    wait_for_rest(failed_trace, "the task to fail")
     assert f"s3.bucket.name: bucket 'no-such-bucket' does not exist at {s3.url}" in failed_trace()
 
 
@@ -219,7 +219,7 @@ def test_records_the_format_refuses_go_to_the_dead_letter_queue(
     worker.write_pipeline("mixed-parquet", sink)
     assert consume(worker.bootstrap, "mixed-dlq", 1, 2)[0] == [refused, refused]
     key = f"topics/{topic}/partition=0/{topic}+0+0000000000.snappy.parquet"
-    wait_for(lambda: object_keys(s3, bucket) == [key], "the Parquet object")
+    wait_for_rest(lambda: object_keys(s3, bucket) == [key], "the Parquet object")
     rows = pq.read_table(io.BytesIO(object_bytes(s3, bucket, key))).to_pylist()
     assert rows == [{"i": 0}, {"i": 2}, {"i": 3}, {"i": 5}]
     assert worker.running("mixed-parquet")
@@ -249,7 +249,7 @@ def test_a_refused_record_without_tolerance_fails_the_task_naming_it(
         tasks = status["tasks"] if status else []
         return tasks[0].get("trace", "") if tasks and tasks[0]["state"] == "FAILED" else ""
 
-    wait_for(failed_trace, "the task to fail")
+    wait_for_rest(failed_trace, "the task to fail")
     assert "record raw-bytes-0@0: the value is raw bytes" in failed_trace()
     assert "format.class=bytearray" in failed_trace()  # the way out is named
     assert object_keys(s3, bucket) == []

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.standalone_process import StandaloneProcess, properties, wait_for
+from harness.standalone_process import StandaloneProcess, properties, wait_for_rest
 from log_engine.client import SyncAdmin, SyncProducer
 
 pytestmark = pytest.mark.slow
@@ -57,12 +57,12 @@ def test_sigkill_mid_query_then_restart_writes_every_record_exactly_once(
         )
         + "spark.sql=SELECT id, _partition AS p, _offset AS o FROM records\n",
     )
-    wait_for(lambda: _committed_batches(out) >= 2, "two committed micro-batches", 120)
+    wait_for_rest(lambda: _committed_batches(out) >= 2, "two committed micro-batches", 120)
     assert worker.stop(signal.SIGKILL) == -signal.SIGKILL
     assert _committed_batches(out) < RECORDS // PER_BATCH, "killed too late to test anything"
 
     worker.start()
-    wait_for(
+    wait_for_rest(
         lambda: _committed_batches(out) >= RECORDS // PER_BATCH, "the rest of the records", 180
     )
     rows = spark.read.parquet(str(out)).collect()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,21 +12,11 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.states import State, TargetState
 from harness.broker_process import BrokerProcess
 from harness.postgres import PostgresServer
+from harness.wait import wait_for
 
 pytestmark = pytest.mark.slow
 
 WAIT_S = 120.0
-
-
-def wait_for(condition: Callable[[], Any], what: str, timeout_s: float = WAIT_S) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def sink_config(broker: BrokerProcess, topic: str, tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -86,7 +75,7 @@ def test_json_values_to_partitioned_parquet_with_sql_over_records(
         },
     )
     herder.put_connector_config("spark-parquet", config, allow_replace=False)
-    wait_for(lambda: finished(herder, "spark-parquet"), "the query to finish")
+    wait_for(lambda: finished(herder, "spark-parquet"), "the query to finish", WAIT_S)
 
     out = spark.read.parquet(str(tmp_path / "out")).collect()
     assert sorted((r.id, r.name, r.kind) for r in out) == [
@@ -112,12 +101,12 @@ def test_inferred_schema_and_restart_from_the_checkpoint(
     herder = make_herder()
     config = sink_config(broker, topic_name, tmp_path, **{"output.format": "json"})
     herder.put_connector_config("spark-json", config, allow_replace=False)
-    wait_for(lambda: finished(herder, "spark-json"), "the first run")
+    wait_for(lambda: finished(herder, "spark-json"), "the first run", WAIT_S)
     herder.delete_connector("spark-json")
 
     produce(topic_name, [{"id": i, "score": i / 2} for i in range(10, 15)])
     herder.put_connector_config("spark-json", config, allow_replace=False)
-    wait_for(lambda: finished(herder, "spark-json"), "the second run")
+    wait_for(lambda: finished(herder, "spark-json"), "the second run", WAIT_S)
     out = spark.read.json(str(tmp_path / "out")).collect()
     assert sorted((r.id, r.score, r._offset) for r in out) == [(i, i / 2, i) for i in range(15)]
 
@@ -155,7 +144,7 @@ def test_jdbc_output_appends_to_a_postgres_table(
         },
     )
     herder.put_connector_config("spark-jdbc", config, allow_replace=False)
-    wait_for(lambda: finished(herder, "spark-jdbc"), "the query to finish")
+    wait_for(lambda: finished(herder, "spark-jdbc"), "the query to finish", WAIT_S)
     with postgres.connect(pg_database) as conn:
         got = conn.execute("SELECT id, name FROM people ORDER BY id").fetchall()
     assert got == [(i, f"n{i}") for i in range(12)]
@@ -188,24 +177,28 @@ def test_bad_ddl_and_bad_sql_fail_the_task_and_a_fixed_config_loses_nothing(
     herder = make_herder()
     bad_ddl = sink_config(broker, topic_name, tmp_path, **{"value.schema": "id INTEGR,,"})
     herder.put_connector_config("spark-bad", bad_ddl, allow_replace=False)
-    trace = wait_for(lambda: failed(herder, "spark-bad"), "the bad DDL to fail the task")
+    trace = wait_for(lambda: failed(herder, "spark-bad"), "the bad DDL to fail the task", WAIT_S)
     assert "value.schema: not a valid Spark DDL schema" in trace
 
     bad_sql = sink_config(
         broker, topic_name, tmp_path, **{"value.schema": "id INT", "spark.sql": "SELECT nope FROM"}
     )
     herder.put_connector_config("spark-bad", bad_sql, allow_replace=True)
-    wait_for(lambda: "spark.sql" in (failed(herder, "spark-bad") or ""), "the bad SQL to fail")
+    wait_for(
+        lambda: "spark.sql" in (failed(herder, "spark-bad") or ""), "the bad SQL to fail", WAIT_S
+    )
     unknown = {**bad_sql, "spark.sql": "SELECT missing_column FROM records"}
     herder.put_connector_config("spark-bad", unknown, allow_replace=True)
     wait_for(
-        lambda: "missing_column" in (failed(herder, "spark-bad") or ""), "unknown column to fail"
+        lambda: "missing_column" in (failed(herder, "spark-bad") or ""),
+        "unknown column to fail",
+        WAIT_S,
     )
 
     fixed = {**bad_sql, "spark.sql": "SELECT id FROM records"}
     herder.put_connector_config("spark-bad", fixed, allow_replace=True)
     herder.restart_connector("spark-bad", include_tasks=True, only_failed=False)
-    wait_for(lambda: finished(herder, "spark-bad"), "the fixed query to finish")
+    wait_for(lambda: finished(herder, "spark-bad"), "the fixed query to finish", WAIT_S)
     out = spark.read.parquet(str(tmp_path / "out")).collect()
     assert sorted(r.id for r in out) == list(range(6))
 
@@ -235,7 +228,9 @@ def test_a_query_failing_at_run_time_fails_the_task_with_the_spark_trace(
         },
     )
     herder.put_connector_config("spark-fails", config, allow_replace=False)
-    trace = wait_for(lambda: failed(herder, "spark-fails"), "the query failure to fail the task")
+    trace = wait_for(
+        lambda: failed(herder, "spark-fails"), "the query failure to fail the task", WAIT_S
+    )
     assert "the Spark query failed" in trace
     assert "PSQLException" in trace  # the JVM cause, from the Spark trace
 
@@ -263,13 +258,13 @@ def test_pause_stops_the_query_and_resume_continues_from_the_checkpoint(
         frame = spark.read.schema("id INT").parquet(str(tmp_path / "out"))
         return sorted(r.id for r in frame.collect())
 
-    wait_for(lambda: written() == list(range(10)), "the first records")
+    wait_for(lambda: written() == list(range(10)), "the first records", WAIT_S)
     herder.set_target_state("spark-pause", TargetState.PAUSED)
-    wait_for(lambda: task(herder, "spark-pause").details.get("query") == "PAUSED", "PAUSED")
+    wait_for(lambda: task(herder, "spark-pause").details.get("query") == "PAUSED", "PAUSED", WAIT_S)
     assert not [q for q in spark.streams.active if q.name.startswith("spark-pause")]
 
     produce(topic_name, [{"id": i} for i in range(10, 20)])
     herder.set_target_state("spark-pause", TargetState.RUNNING)
-    wait_for(lambda: written() == list(range(20)), "every record once after the resume")
+    wait_for(lambda: written() == list(range(20)), "every record once after the resume", WAIT_S)
     assert task(herder, "spark-pause").details.get("query") == "RUNNING"
     herder.delete_connector("spark-pause")

@@ -17,8 +17,7 @@ from connect_worker.states import State
 from connect_worker.watch import PipelineWatcher, is_pipeline_file, read_pipeline_file
 from connect_worker.worker_config import WorkerConfig
 from harness.broker_process import BrokerProcess
-
-DEADLINE_S = 20.0
+from harness.wait import wait_for
 
 
 class RecordingHerder:
@@ -44,16 +43,6 @@ class RecordingHerder:
     def count(self, method: str, name: str) -> int:
         with self._lock:
             return self.calls.count((method, name))
-
-
-def wait_for(check: Callable[[], Any], what: str) -> Any:
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def source_config(tmp_path: Path, topic: str, **extra: str) -> str:

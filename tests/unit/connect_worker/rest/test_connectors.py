@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from fastapi.testclient import TestClient
 
+from harness.wait import wait_for
+
 STRING = "org.apache.kafka.connect.storage.StringConverter"
-
-
-def wait_for(check: Callable[[], Any], what: str, timeout_s: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        result = check()
-        if result:
-            return result
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def source(tmp_path: Path, topic: str, **extra: str) -> dict[str, str]:
