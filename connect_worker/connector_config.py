@@ -30,7 +30,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from connectors.api import ConfigError, PluginConfig
+from connectors.api import ConfigError, PluginConfig, key_info
 
 if TYPE_CHECKING:
     from connect_worker.plugins import PluginRegistry
@@ -99,10 +99,6 @@ def raise_config_error(exc: ValidationError, model: type[BaseModel]) -> typing.N
     raise ConfigError("; ".join(lines)) from None
 
 
-def _ui(group: str, importance: str = "MEDIUM", width: str = "NONE", **extra: Any) -> Any:
-    return {"group": group, "importance": importance, "width": width, **extra}
-
-
 class CommonConnectorConfig(PluginConfig):
     """Keys every connector config has, with Kafka Connect's names and defaults."""
 
@@ -118,91 +114,93 @@ class CommonConnectorConfig(PluginConfig):
         alias="name",
         min_length=1,
         description="Globally unique name of the connector.",
-        json_schema_extra=_ui("Common", "HIGH", "MEDIUM", display_name="Connector name"),
+        json_schema_extra=key_info("HIGH", "MEDIUM", group="Common", display_name="Connector name"),
     )
     connector_class: str = Field(
         alias="connector.class",
         min_length=1,
         description="The connector's class: a short alias (FileStreamSource), a dotted Python "
         "path, or Kafka's class name (org.apache.kafka.connect.file.FileStreamSourceConnector).",
-        json_schema_extra=_ui("Common", "HIGH", "LONG", type="CLASS", display_name="Class"),
+        json_schema_extra=key_info(
+            "HIGH", "LONG", group="Common", type="CLASS", display_name="Class"
+        ),
     )
     tasks_max: int = Field(
         1,
         alias="tasks.max",
         ge=1,
         description="Maximum number of tasks to use for this connector.",
-        json_schema_extra=_ui("Common", "HIGH", "SHORT", display_name="Tasks max"),
+        json_schema_extra=key_info("HIGH", "SHORT", group="Common", display_name="Tasks max"),
     )
     key_converter: str | None = Field(
         None,
         alias="key.converter",
         description="Converter for record keys, overriding the worker's key.converter.",
-        json_schema_extra=_ui("Common", "LOW", "SHORT", type="CLASS"),
+        json_schema_extra=key_info("LOW", "SHORT", group="Common", type="CLASS"),
     )
     value_converter: str | None = Field(
         None,
         alias="value.converter",
         description="Converter for record values, overriding the worker's value.converter.",
-        json_schema_extra=_ui("Common", "LOW", "SHORT", type="CLASS"),
+        json_schema_extra=key_info("LOW", "SHORT", group="Common", type="CLASS"),
     )
     header_converter: str | None = Field(
         None,
         alias="header.converter",
         description="Converter for record headers, overriding the worker's header.converter.",
-        json_schema_extra=_ui("Common", "LOW", "SHORT", type="CLASS"),
+        json_schema_extra=key_info("LOW", "SHORT", group="Common", type="CLASS"),
     )
     transforms: CommaList = Field(
         default_factory=list,
         alias="transforms",
         description="Aliases of the transformations to apply to records, in order.",
-        json_schema_extra=_ui("Transforms", "LOW", "LONG"),
+        json_schema_extra=key_info("LOW", "LONG", group="Transforms"),
     )
     predicates: CommaList = Field(
         default_factory=list,
         alias="predicates",
         description="Aliases of the predicates the transformations use.",
-        json_schema_extra=_ui("Predicates", "LOW", "LONG"),
+        json_schema_extra=key_info("LOW", "LONG", group="Predicates"),
     )
     errors_retry_timeout: int = Field(
         0,
         alias="errors.retry.timeout",
         ge=-1,
         description="Total time in ms to retry a failed operation (0: no retries, -1: forever).",
-        json_schema_extra=_ui("Error Handling", type="LONG"),
+        json_schema_extra=key_info(group="Error Handling", type="LONG"),
     )
     errors_retry_delay_max_ms: int = Field(
         60000,
         alias="errors.retry.delay.max.ms",
         ge=1,
         description="Maximum delay in ms between consecutive retries of a failed operation.",
-        json_schema_extra=_ui("Error Handling", type="LONG"),
+        json_schema_extra=key_info(group="Error Handling", type="LONG"),
     )
     errors_tolerance: Literal["none", "all"] = Field(
         "none",
         alias="errors.tolerance",
         description="none: a bad record fails the task; all: skip bad records (and log or "
         "dead-letter them).",
-        json_schema_extra=_ui("Error Handling", "MEDIUM", "SHORT"),
+        json_schema_extra=key_info("MEDIUM", "SHORT", group="Error Handling"),
     )
     errors_log_enable: bool = Field(
         False,
         alias="errors.log.enable",
         description="Log each failed operation and problem record.",
-        json_schema_extra=_ui("Error Handling", "MEDIUM", "SHORT"),
+        json_schema_extra=key_info("MEDIUM", "SHORT", group="Error Handling"),
     )
     errors_log_include_messages: bool = Field(
         False,
         alias="errors.log.include.messages",
         description="Include the record (topic, partition, offset, key, value) in error logs.",
-        json_schema_extra=_ui("Error Handling", "MEDIUM", "SHORT"),
+        json_schema_extra=key_info("MEDIUM", "SHORT", group="Error Handling"),
     )
     errors_deadletterqueue_topic_name: str = Field(
         "",
         alias="errors.deadletterqueue.topic.name",
         description="Topic that receives records that failed (with errors.tolerance=all); "
         "empty: no dead-letter queue.",
-        json_schema_extra=_ui("Error Handling", "MEDIUM", "MEDIUM"),
+        json_schema_extra=key_info("MEDIUM", "MEDIUM", group="Error Handling"),
     )
     errors_deadletterqueue_topic_replication_factor: int = Field(
         -1,
@@ -211,14 +209,14 @@ class CommonConnectorConfig(PluginConfig):
         description="Replication factor of the dead-letter topic if it is created; -1 uses "
         "the broker's default.replication.factor (Kafka defaults to 3, which a single "
         "broker cannot satisfy).",
-        json_schema_extra=_ui("Error Handling", "MEDIUM", "SHORT", type="SHORT"),
+        json_schema_extra=key_info("MEDIUM", "SHORT", group="Error Handling", type="SHORT"),
     )
     errors_deadletterqueue_context_headers_enable: bool = Field(
         False,
         alias="errors.deadletterqueue.context.headers.enable",
         description="Add __connect.errors.* headers describing the failure to dead-lettered "
         "records.",
-        json_schema_extra=_ui("Error Handling", "MEDIUM", "SHORT"),
+        json_schema_extra=key_info("MEDIUM", "SHORT", group="Error Handling"),
     )
 
 
@@ -229,13 +227,13 @@ class SinkConnectorConfig(CommonConnectorConfig):
         default_factory=list,
         alias="topics",
         description="Topics to consume (comma-separated); set this or topics.regex.",
-        json_schema_extra=_ui("Common", "HIGH", "LONG", type="LIST"),
+        json_schema_extra=key_info("HIGH", "LONG", group="Common", type="LIST"),
     )
     topics_regex: str = Field(
         "",
         alias="topics.regex",
         description="Regular expression of the topics to consume; set this or topics.",
-        json_schema_extra=_ui("Common", "HIGH", "LONG"),
+        json_schema_extra=key_info("HIGH", "LONG", group="Common"),
     )
 
     @model_validator(mode="after")

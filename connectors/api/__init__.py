@@ -5,7 +5,7 @@ runtime (``connect_worker``) or the log engine. Lifecycle contracts are written
 in each base class's module docstring.
 """
 
-from connectors.api.config import PluginConfig, describe_errors
+from connectors.api.config import PluginConfig, describe_errors, key_info
 from connectors.api.connector import Connector, ConnectorContext
 from connectors.api.converter import Converter, HeaderConverter
 from connectors.api.errors import ConfigError, ConnectError, DataError, RetriableError
@@ -53,6 +53,7 @@ __all__ = [
     "describe_errors",
     "hookimpl",
     "hookspec",
+    "key_info",
     "source_records",
     "struct",
 ]

@@ -10,9 +10,15 @@ the same model. Passwords are ``pydantic.SecretStr`` and never shown in clear.
 
     class FileSourceConfig(PluginConfig):
         file: str = Field(alias="file", description="The file to read.")
-        batch_size: int = Field(2000, alias="batch.size", ge=1, description="...")
+        batch_size: int = Field(
+            2000, alias="batch.size", ge=1, description="...",
+            json_schema_extra=key_info("LOW", "SHORT"),
+        )
 
     config = FileSourceConfig.from_props({"file": "/tmp/x", "batch.size": "100"})
+
+:func:`key_info` gives a key the hints Kafka's validate response shows besides
+its type and doc (importance, width, group, display name).
 
 The full connector properties are passed in; keys the model does not declare
 (``name``, ``connector.class``, ``transforms``, ...) are ignored here, because
@@ -22,11 +28,22 @@ the worker validates those.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Self
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from connectors.api.errors import ConfigError
+
+Importance = Literal["HIGH", "MEDIUM", "LOW"]
+Width = Literal["NONE", "SHORT", "MEDIUM", "LONG"]
+
+
+def key_info(
+    importance: Importance = "MEDIUM", width: Width = "NONE", **extra: Any
+) -> dict[str, Any]:
+    """A field's ``json_schema_extra``: Kafka's ``importance`` and ``width`` of the key,
+    and any other hint of its validate definition (``group``, ``display_name``, ...)."""
+    return {"importance": importance, "width": width, **extra}
 
 
 class PluginConfig(BaseModel):

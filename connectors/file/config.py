@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from connectors.api import PluginConfig
+from connectors.api import PluginConfig, key_info
 
 
 class FileSourceConfig(PluginConfig):
@@ -14,13 +14,13 @@ class FileSourceConfig(PluginConfig):
         alias="file",
         min_length=1,
         description="The file to read; lines appended later are read as they come.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     topic: str = Field(
         alias="topic",
         min_length=1,
         description="The topic to write each line to.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     batch_size: int = Field(
         2000,
@@ -28,7 +28,7 @@ class FileSourceConfig(PluginConfig):
         ge=1,
         le=1_000_000,
         description="Maximum number of lines returned by one poll.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
 
 
@@ -39,5 +39,5 @@ class FileSinkConfig(PluginConfig):
         alias="file",
         min_length=1,
         description="The file to append lines to (created if missing).",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )

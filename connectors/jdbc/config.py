@@ -8,7 +8,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from connectors.api import PluginConfig
+from connectors.api import PluginConfig, key_info
 
 
 class JdbcConnectionConfig(PluginConfig):
@@ -19,7 +19,7 @@ class JdbcConnectionConfig(PluginConfig):
         min_length=1,
         description="jdbc:postgresql://host:port/db, postgresql://..., jdbc:sqlite:PATH or "
         "sqlite:///PATH.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     connection_user: str | None = Field(
         None, alias="connection.user", description="Database user (overrides the URL's)."

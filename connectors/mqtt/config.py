@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from connectors.api import PluginConfig
+from connectors.api import PluginConfig, key_info
 from connectors.mqtt.topics import topic_filter_problem
 
 DEFAULT_PORTS = {"tcp": 1883, "ssl": 8883}
@@ -75,20 +75,20 @@ class MqttConnectionConfig(PluginConfig):
         alias="mqtt.server.uri",
         description="Comma-separated broker URIs (tcp://host:1883, ssl://host:8883), "
         "tried in order until one accepts.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     client_id: str | None = Field(
         None,
         alias="mqtt.client.id",
         description="The MQTT client id; default sluice-<connector name>-<task id>, "
         "stable across restarts so the broker keeps the session.",
-        json_schema_extra={"importance": "MEDIUM", "width": "MEDIUM"},
+        json_schema_extra=key_info("MEDIUM", "MEDIUM"),
     )
     version: Literal["3.1.1", "5"] = Field(
         "3.1.1",
         alias="mqtt.version",
         description="The MQTT protocol version: 3.1.1 or 5.",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     qos: int = Field(
         1,
@@ -96,19 +96,19 @@ class MqttConnectionConfig(PluginConfig):
         ge=0,
         le=2,
         description="Quality of service of subscriptions (source) or publications (sink).",
-        json_schema_extra={"importance": "HIGH", "width": "SHORT"},
+        json_schema_extra=key_info("HIGH", "SHORT"),
     )
     username: str | None = Field(
         None,
         alias="mqtt.username",
         description="User name to authenticate with (none: anonymous).",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     password: SecretStr | None = Field(
         None,
         alias="mqtt.password",
         description="Password of mqtt.username.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     keepalive_s: int = Field(
         60,
@@ -116,7 +116,7 @@ class MqttConnectionConfig(PluginConfig):
         ge=1,
         le=65535,
         description="Keep-alive interval in seconds.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     connect_timeout_s: float = Field(
         30.0,
@@ -124,7 +124,7 @@ class MqttConnectionConfig(PluginConfig):
         gt=0,
         le=3600,
         description="How long one connection attempt (TCP, TLS) may take, in seconds.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     reconnect_backoff_min_s: int = Field(
         1,
@@ -132,7 +132,7 @@ class MqttConnectionConfig(PluginConfig):
         ge=1,
         le=3600,
         description="First delay before reconnecting; it doubles after each failure.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     reconnect_backoff_max_s: int = Field(
         30,
@@ -140,37 +140,37 @@ class MqttConnectionConfig(PluginConfig):
         ge=1,
         le=3600,
         description="Longest delay between reconnection attempts.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     trust_store_path: str | None = Field(
         None,
         alias="mqtt.ssl.trust.store.path",
         description="PEM file of CA certificates to trust (ssl://); default: the system's.",
-        json_schema_extra={"importance": "MEDIUM", "width": "LONG"},
+        json_schema_extra=key_info("MEDIUM", "LONG"),
     )
     key_store_path: str | None = Field(
         None,
         alias="mqtt.ssl.key.store.path",
         description="PEM client certificate (chain) for mutual TLS; may hold the key too.",
-        json_schema_extra={"importance": "MEDIUM", "width": "LONG"},
+        json_schema_extra=key_info("MEDIUM", "LONG"),
     )
     key_path: str | None = Field(
         None,
         alias="mqtt.ssl.key.path",
         description="PEM private key of the client certificate, if not in its file.",
-        json_schema_extra={"importance": "MEDIUM", "width": "LONG"},
+        json_schema_extra=key_info("MEDIUM", "LONG"),
     )
     key_store_password: SecretStr | None = Field(
         None,
         alias="mqtt.ssl.key.store.password",
         description="Password that decrypts the client's private key.",
-        json_schema_extra={"importance": "MEDIUM", "width": "MEDIUM"},
+        json_schema_extra=key_info("MEDIUM", "MEDIUM"),
     )
     ssl_verify_hostname: bool = Field(
         True,
         alias="mqtt.ssl.verify.hostname",
         description="Check that the broker's certificate names the host connected to.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
 
     @field_validator("server_uri")
@@ -209,20 +209,20 @@ class MqttSourceConfig(MqttConnectionConfig):
         alias="mqtt.topics",
         min_length=1,
         description="Comma-separated MQTT topic filters to subscribe to (+ and # allowed).",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     kafka_topic: str = Field(
         alias="kafka.topic",
         min_length=1,
         description="The topic of the log to write the messages to.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     clean_session: bool = Field(
         False,
         alias="mqtt.clean.session.enabled",
         description="Start a new session on each connection; true loses the messages "
         "sent while the connector was down (keep false for at-least-once).",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     session_expiry_s: int = Field(
         7 * 24 * 3600,
@@ -230,7 +230,7 @@ class MqttSourceConfig(MqttConnectionConfig):
         ge=0,
         le=0xFFFFFFFF,
         description="MQTT 5: how long the broker keeps the session after a disconnect.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     buffer_records: int = Field(
         10000,
@@ -238,7 +238,7 @@ class MqttSourceConfig(MqttConnectionConfig):
         ge=1,
         le=1_000_000,
         description="Messages received and not yet polled; when full, reading pauses.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     batch_size: int = Field(
         2000,
@@ -246,7 +246,7 @@ class MqttSourceConfig(MqttConnectionConfig):
         ge=1,
         le=100_000,
         description="Most records one poll returns.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
 
     _split_topics = field_validator("topics", mode="before")(split_list)
@@ -269,19 +269,19 @@ class MqttSinkConfig(MqttConnectionConfig):
         alias="mqtt.topic",
         min_length=1,
         description="MQTT topic to publish to; may use ${topic}, ${key} and ${partition}.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     retain: bool = Field(
         False,
         alias="mqtt.retain",
         description="Publish with the retain flag (the broker keeps the last message per topic).",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     clean_session: bool = Field(
         True,
         alias="mqtt.clean.session.enabled",
         description="Start a new session on each connection.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     max_payload_bytes: int = Field(
         MQTT_MAX_PAYLOAD_BYTES,
@@ -290,7 +290,7 @@ class MqttSinkConfig(MqttConnectionConfig):
         le=MQTT_MAX_PAYLOAD_BYTES,
         description="Larger values are bad records (DataError: DLQ when tolerated); set it "
         "to the broker's limit (Mosquitto's message_size_limit) with MQTT 3.1.1.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     max_inflight: int = Field(
         1000,
@@ -298,7 +298,7 @@ class MqttSinkConfig(MqttConnectionConfig):
         ge=1,
         le=65535,
         description="QoS 1/2 messages sent and not yet acknowledged, at most.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     max_pending: int = Field(
         10000,
@@ -306,7 +306,7 @@ class MqttSinkConfig(MqttConnectionConfig):
         ge=1,
         le=1_000_000,
         description="Published and not yet acknowledged messages after which put() waits.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     flush_timeout_s: float = Field(
         30.0,
@@ -314,5 +314,5 @@ class MqttSinkConfig(MqttConnectionConfig):
         gt=0,
         le=3600,
         description="How long a flush waits for acknowledgements before the commit is retried.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )

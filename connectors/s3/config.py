@@ -23,7 +23,7 @@ from typing import Any, Self
 
 from pydantic import Field, SecretStr, field_validator, model_validator
 
-from connectors.api import PluginConfig
+from connectors.api import PluginConfig, key_info
 from connectors.s3.joda import compile_pattern
 from connectors.s3.partitioners import (
     DAILY_PATH,
@@ -78,14 +78,14 @@ class S3ConnectionConfig(PluginConfig):
         min_length=3,
         max_length=63,
         description="The S3 bucket the objects are written to / read from.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     s3_region: str = Field(
         "us-east-1",
         alias="s3.region",
         min_length=1,
         description="The AWS region of the bucket.",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     store_url: str | None = Field(
         None,
@@ -94,25 +94,25 @@ class S3ConnectionConfig(PluginConfig):
             "A custom S3 endpoint (MinIO, moto, ...), e.g. http://127.0.0.1:9000; "
             "empty for AWS S3. Uses path-style addressing."
         ),
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     aws_access_key_id: SecretStr | None = Field(
         None,
         alias="aws.access.key.id",
         description="Access key id; empty: boto3's credential chain (env, profile, role).",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     aws_secret_access_key: SecretStr | None = Field(
         None,
         alias="aws.secret.access.key",
         description="Secret access key, with aws.access.key.id.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     topics_dir: str = Field(
         "topics",
         alias="topics.dir",
         description="Top-level prefix of the objects: <topics.dir>/<topic>/<partition path>/.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     format_class: str = Field(
         "json",
@@ -121,7 +121,7 @@ class S3ConnectionConfig(PluginConfig):
             "Object format: json (JSON lines), bytearray (raw bytes, one record per line) or "
             "parquet (needs pyarrow); Confluent's format class names are accepted too."
         ),
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
 
     @field_validator("store_url", mode="before")
@@ -154,7 +154,7 @@ class S3SinkConfig(S3ConnectionConfig):
         alias="flush.size",
         ge=1,
         description="Records per object (per Kafka partition): an object is written when reached.",
-        json_schema_extra={"importance": "HIGH", "width": "SHORT"},
+        json_schema_extra=key_info("HIGH", "SHORT"),
     )
     rotate_interval_ms: int = Field(
         -1,
@@ -164,7 +164,7 @@ class S3SinkConfig(S3ConnectionConfig):
             "Write the open objects when a record's time is this far past the first one's "
             "(record time: deterministic, keeps exactly-once); -1 off."
         ),
-        json_schema_extra={"importance": "HIGH", "width": "SHORT"},
+        json_schema_extra=key_info("HIGH", "SHORT"),
     )
     rotate_schedule_interval_ms: int = Field(
         -1,
@@ -174,7 +174,7 @@ class S3SinkConfig(S3ConnectionConfig):
             "Write objects open longer than this on the wall clock; -1 off. Object boundaries "
             "then depend on timing, so a restart may write records again: at-least-once."
         ),
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     s3_part_size: int = Field(
         25 * 1024 * 1024,
@@ -182,7 +182,7 @@ class S3SinkConfig(S3ConnectionConfig):
         ge=MIN_PART_SIZE,
         le=5 * 1024**3,
         description="Objects larger than this are uploaded in parts of this size (min 5 MiB).",
-        json_schema_extra={"importance": "HIGH", "width": "SHORT"},
+        json_schema_extra=key_info("HIGH", "SHORT"),
     )
     behavior_on_null_values: str = Field(
         "fail",
@@ -191,13 +191,13 @@ class S3SinkConfig(S3ConnectionConfig):
             "Null values (tombstones): fail (a data error), ignore (skip), or write "
             "(JSON null / an empty line for bytearray)."
         ),
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     bytearray_separator: str = Field(
         "\\n",
         alias="format.bytearray.separator",
         description="Separator after each value in bytearray objects (escapes like \\n allowed).",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     partitioner_class: str = Field(
         "io.confluent.connect.storage.partitioner.DefaultPartitioner",
@@ -207,38 +207,38 @@ class S3SinkConfig(S3ConnectionConfig):
             "DefaultPartitioner (partition=<n>), FieldPartitioner, TimeBasedPartitioner, "
             "DailyPartitioner or HourlyPartitioner (Confluent's class names or short names)."
         ),
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     partition_field_name: list[str] = Field(
         default_factory=list,
         alias="partition.field.name",
         description="FieldPartitioner: comma-separated value fields making the path.",
-        json_schema_extra={"importance": "MEDIUM", "width": "LONG"},
+        json_schema_extra=key_info("MEDIUM", "LONG"),
     )
     path_format: str = Field(
         "",
         alias="path.format",
         description="TimeBasedPartitioner: Joda pattern, e.g. 'year'=YYYY/'month'=MM/'day'=dd.",
-        json_schema_extra={"importance": "MEDIUM", "width": "LONG"},
+        json_schema_extra=key_info("MEDIUM", "LONG"),
     )
     partition_duration_ms: int = Field(
         -1,
         alias="partition.duration.ms",
         ge=-1,
         description="TimeBasedPartitioner: the length of one time bucket.",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     locale: str = Field(
         "en",
         alias="locale",
         description="Locale of path.format (names are English whatever it says).",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     timezone: str = Field(
         "UTC",
         alias="timezone",
         description="Time zone of path.format buckets (an IANA name, e.g. Europe/Paris).",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     timestamp_extractor: str = Field(
         "Wallclock",
@@ -247,13 +247,13 @@ class S3SinkConfig(S3ConnectionConfig):
             "Time of a record for time-based paths: Record (its timestamp), RecordField "
             "(timestamp.field of the value) or Wallclock (now; not exactly-once)."
         ),
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     timestamp_field: str = Field(
         "timestamp",
         alias="timestamp.field",
         description="RecordField: the value field holding the time (epoch ms or ISO-8601).",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
 
     @field_validator("partition_field_name", mode="before")
@@ -343,38 +343,38 @@ class S3SourceConfig(S3ConnectionConfig):
             "restore: read back what the S3 sink wrote (same topics, partitions, order); "
             "generic: read any objects under s3.prefix into one topic."
         ),
-        json_schema_extra={"importance": "HIGH", "width": "SHORT"},
+        json_schema_extra=key_info("HIGH", "SHORT"),
     )
     restore_topics: list[str] = Field(
         default_factory=list,
         alias="restore.topics",
         description="restore: the topics to restore (comma-separated); empty: every topic found.",
-        json_schema_extra={"importance": "MEDIUM", "width": "LONG"},
+        json_schema_extra=key_info("MEDIUM", "LONG"),
     )
     topic: str = Field(
         "",
         alias="topic",
         description="generic: the topic to write records to.",
-        json_schema_extra={"importance": "HIGH", "width": "MEDIUM"},
+        json_schema_extra=key_info("HIGH", "MEDIUM"),
     )
     s3_prefix: str = Field(
         "",
         alias="s3.prefix",
         description="generic: read the objects whose keys start with this.",
-        json_schema_extra={"importance": "HIGH", "width": "LONG"},
+        json_schema_extra=key_info("HIGH", "LONG"),
     )
     record_unit: str = Field(
         "line",
         alias="record.unit",
         description="generic: line (a record per line, text) or object (one record, bytes).",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     poll_interval_ms: int = Field(
         5000,
         alias="s3.poll.interval.ms",
         ge=10,
         description="How often to list the bucket again for new objects.",
-        json_schema_extra={"importance": "MEDIUM", "width": "SHORT"},
+        json_schema_extra=key_info("MEDIUM", "SHORT"),
     )
     batch_max_records: int = Field(
         1000,
@@ -382,13 +382,13 @@ class S3SourceConfig(S3ConnectionConfig):
         ge=1,
         le=100_000,
         description="Maximum records returned by one poll.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
     bytearray_separator: str = Field(
         "\\n",
         alias="format.bytearray.separator",
         description="restore with bytearray: the separator the sink wrote after each value.",
-        json_schema_extra={"importance": "LOW", "width": "SHORT"},
+        json_schema_extra=key_info("LOW", "SHORT"),
     )
 
     @field_validator("restore_topics", mode="before")
