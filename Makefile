@@ -27,6 +27,7 @@ system-deps:
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/mypy  # every package: [tool.mypy] packages in pyproject.toml
 
 test: system-deps $(VENV)/.installed-dev lint
 	$(BIN)/pytest

@@ -133,7 +133,7 @@ def storage_append_rate(directory: Path, count: int) -> float:
     from log_engine.storage.partition_log import PartitionLog
 
     batch = build_batch([Record(None, b"x" * RECORD_BYTES)] * 1000)
-    log = PartitionLog.open(directory, LogConfig())
+    log = PartitionLog.open(directory, LogConfig.model_validate({}))
     started = time.perf_counter()
     for _ in range(count // 1000):
         log.append(batch)

@@ -233,12 +233,13 @@ def paced_latency(
     writer = threading.Thread(target=write, daemon=True)
     started = time.perf_counter()
     writer.start()
-    to_log, to_consumer = [], []
+    to_log: list[float] = []
+    to_consumer: list[float] = []
     try:
         while len(to_consumer) < total and time.perf_counter() - started < seconds + 60:
             for record in consumer.poll(0.05):
                 received_ms = time.time() * 1000
-                commit_ms = source_ts_ms(record.value)
+                commit_ms = source_ts_ms(record.value or b"")
                 to_log.append(record.timestamp - commit_ms)
                 to_consumer.append(received_ms - commit_ms)
     finally:

@@ -149,7 +149,7 @@ def consumer_pyarrow(workdir: Path, bootstrap: str, topic: str, count: int) -> f
         if not records:
             continue
         received += len(records)
-        table = pj.read_json(io.BytesIO(b"\n".join(r.value for r in records)))
+        table = pj.read_json(io.BytesIO(b"\n".join(r.value or b"" for r in records)))
         if writer is None:
             writer = pq.ParquetWriter(out, table.schema)
         writer.write_table(table)
