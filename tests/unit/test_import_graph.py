@@ -7,7 +7,8 @@
         herder                   the control plane: configs, target states, statuses
           runtime                runs connectors and tasks; reports through a listener
             storage, converters, plugins, states (leaf), ...
-    connectors/<family>, transforms, spark_sinks   plugins: the plugin API only
+    connectors/<family>, transforms   plugins: the plugin API (and their own folder) only
+    spark_sinks                  the plugin API and log_engine.client
     log_engine                   reached by the worker and plugins through log_engine.client
     bench, harness               never import tests (harness: the servers both start)
 
