@@ -1,0 +1,1 @@
+"""The runtime: runs the connectors and tasks the herder decides on (see ``worker``)."""

@@ -1,0 +1,2 @@
+"""The file connectors: FileStreamSource (``source``) and FileStreamSink (``sink``),
+their keys (``config``) and their plugin (``plugin``)."""
