@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from log_engine.errors import CorruptIndexError, CorruptRecordError, TruncatedBatchError
@@ -38,6 +39,20 @@ SEGMENT_EXTS = (LOG_EXT, INDEX_EXT, TIME_INDEX_EXT)
 _INT32_MAX = 2**31 - 1
 _HEADER_READ_AHEAD = 4096
 _RECOVERY_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class AppendMark:
+    """A segment's size, stats and index lengths before an append (see ``roll_back``)."""
+
+    size: int
+    next_offset: int
+    max_timestamp: int
+    offset_of_max_timestamp: int
+    first_batch_timestamp: int
+    bytes_since_index_entry: int
+    index_entries: int
+    time_index_entries: int
 
 
 def file_name(base_offset: int, ext: str, suffix: str = "") -> str:
@@ -109,22 +124,55 @@ class LogSegment:
         self.index_appended(batches, self.size - len(data))
 
     def write_at_end(self, data: bytes | bytearray | memoryview) -> None:
-        """Write raw batch bytes at the end of the file (index with :meth:`index_appended`)."""
-        view = memoryview(data)
-        written = 0
-        while written < len(view):
-            written += os.pwrite(self._fd, view[written:], self.size + written)
-        self.size += written
+        """Write raw batch bytes at the end of the file (index with :meth:`index_appended`).
+
+        ``size`` grows only once every byte is written: after an OSError (a
+        short write then ENOSPC) the partial bytes lie past ``size``, where
+        :meth:`roll_back` truncates them.
+        """
+        self._write_from(memoryview(data), self.size)
+        self.size += len(data)
 
     def writev_at_end(self, parts: Sequence[bytes | bytearray | memoryview], total: int) -> None:
         """Write several buffers at the end with one ``pwritev`` (falls back on short writes)."""
         written = os.pwritev(self._fd, parts, self.size)
         if written != total:
-            rest = memoryview(b"".join(parts))[written:]
-            self.size += written
-            self.write_at_end(rest)
-            return
-        self.size += written
+            self._write_from(memoryview(b"".join(parts))[written:], self.size + written)
+        self.size += total
+
+    def _write_from(self, view: memoryview, position: int) -> None:
+        written = 0
+        while written < len(view):
+            written += os.pwrite(self._fd, view[written:], position + written)
+
+    def mark(self) -> AppendMark:
+        """The segment's state before an append, for :meth:`roll_back`."""
+        return AppendMark(
+            self.size,
+            self.next_offset,
+            self.max_timestamp,
+            self._offset_of_max_timestamp,
+            self._first_batch_timestamp,
+            self._bytes_since_index_entry,
+            self.offset_index.entries,
+            self.time_index.entries,
+        )
+
+    def roll_back(self, mark: AppendMark) -> None:
+        """Undo a failed append: state and indexes as at ``mark``, file cut back to its size.
+
+        The in-memory state is restored first, so reads never see the torn
+        bytes even if the truncate itself fails (recovery cuts them then).
+        """
+        self.size = mark.size
+        self.next_offset = mark.next_offset
+        self.max_timestamp = mark.max_timestamp
+        self._offset_of_max_timestamp = mark.offset_of_max_timestamp
+        self._first_batch_timestamp = mark.first_batch_timestamp
+        self._bytes_since_index_entry = mark.bytes_since_index_entry
+        self.offset_index.truncate_entries(min(mark.index_entries, self.offset_index.entries))
+        self.time_index.truncate_entries(min(mark.time_index_entries, self.time_index.entries))
+        os.ftruncate(self._fd, mark.size)
 
     def index_appended(self, batches: Sequence[BatchInfo], start: int) -> None:
         """Update stats and indexes for batches just written at file position ``start``."""
@@ -376,6 +424,14 @@ class LogSegment:
         self.time_index.close()
         os.close(self._fd)
         self._fd = -1
+
+    def abandon(self) -> None:
+        """Close every file without touching it (offline dir: recovery rebuilds indexes)."""
+        self.offset_index.abandon()
+        self.time_index.abandon()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def close_and_delete(self) -> None:
         """Close and unlink the three files (FileSlices over it become invalid)."""
