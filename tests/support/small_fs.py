@@ -12,7 +12,10 @@ import contextlib
 import errno
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 _FILLER = "filler"
 _CHUNKS = (1 << 20, 1 << 16, 4096, 512, 64, 1)
@@ -88,3 +91,17 @@ class SmallFilesystem:
             return
         size = self.filler.stat().st_size
         os.truncate(self.filler, max(0, size - nbytes))
+
+
+@contextlib.contextmanager
+def mounted_or_fail(mount_point: Path, size_bytes: int) -> Iterator[SmallFilesystem]:
+    """A mounted SmallFilesystem for a fixture; ``pytest.fail`` (never skip) if impossible."""
+    fs = SmallFilesystem(mount_point, size_bytes)
+    try:
+        fs.mount()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        yield fs
+    finally:
+        fs.unmount()

@@ -23,7 +23,7 @@ from log_engine.storage import LogManager, PartitionLog
 from log_engine.storage.checkpoints import read_offsets, write_offsets
 from log_engine.storage.partition_log import CLEAN_SHUTDOWN_FILE
 from log_engine.storage.segment import LOG_EXT
-from tests.support.small_fs import SmallFilesystem
+from tests.support.small_fs import SmallFilesystem, mounted_or_fail
 from tests.unit.storage.helpers import Clock, batch, config, open_log
 
 FS_BYTES = 2 << 20
@@ -31,15 +31,8 @@ FS_BYTES = 2 << 20
 
 @pytest.fixture
 def small_fs(tmp_path: Path) -> Iterator[SmallFilesystem]:
-    fs = SmallFilesystem(tmp_path / "mnt", FS_BYTES)
-    try:
-        fs.mount()
-    except RuntimeError as exc:
-        pytest.fail(str(exc))
-    try:
+    with mounted_or_fail(tmp_path / "mnt", FS_BYTES) as fs:
         yield fs
-    finally:
-        fs.unmount()
 
 
 def log_file_size(log_: PartitionLog) -> int:
@@ -84,7 +77,7 @@ SIGBUS_SCRIPT = textwrap.dedent(
     import sys
     from pathlib import Path
     from log_engine.errors import LogDirOfflineError
-    from tests.support.small_fs import SmallFilesystem
+    from tests.support.small_fs import SmallFilesystem, mounted_or_fail
     from tests.unit.storage.helpers import batch, config, open_log
 
     fs = SmallFilesystem(Path(sys.argv[1]), 0)
