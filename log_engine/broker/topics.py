@@ -139,6 +139,9 @@ class TopicManager:
     def update_configs(self, topic: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides (validated first)."""
         self._check_configs(configs)
-        self.logs.set_topic_overrides(topic, configs)
+        try:
+            self.logs.set_topic_overrides(topic, configs)
+        except StorageError as exc:
+            raise TopicError(56, str(exc)) from exc
         for partition in self._partitions.get(topic, []):
             partition.log.update_config(self.logs.topic_config(topic))

@@ -228,14 +228,19 @@ class LogManager:
         config = self._default_config.with_overrides(overrides)
         with self._lock:
             self._check_open()
+            previous = dict(self._overrides)
             if overrides:
                 self._overrides[topic] = dict(overrides)
             else:
                 self._overrides.pop(topic, None)
-            write_atomically(
-                self._log_dir / TOPIC_CONFIG_FILE,
-                json.dumps(self._overrides, indent=2, sort_keys=True),
-            )
+            try:
+                write_atomically(
+                    self._log_dir / TOPIC_CONFIG_FILE,
+                    json.dumps(self._overrides, indent=2, sort_keys=True),
+                )
+            except OSError as exc:
+                self._overrides = previous
+                raise StorageError(f"cannot save the config of topic {topic!r}: {exc}") from exc
             for (name, _), log_ in self._logs.items():
                 if name == topic:
                     log_.update_config(config)

@@ -219,7 +219,8 @@ class PartitionLog:
             return _EMPTY_APPEND
         with self._lock:
             self._check_open()
-            self._dir_state.check_online(f"append to {self._directory.name}")
+            if self._dir_state.offline:
+                self._dir_state.check_online(f"append to {self._directory.name}")
             config = self._config
             append_time = self._now_ms() if config.log_append_time and assign_offsets else -1
             if assign_offsets:
@@ -235,13 +236,13 @@ class PartitionLog:
                 segment = self._segment_for(len(view), infos[0].base_offset, infos[-1].last_offset)
             except OSError as exc:
                 raise self._went_offline("rolling a new segment", exc) from exc
-            mark, next_offset = segment.mark(), self._next_offset
+            mark, start, next_offset = segment.mark(), segment.size, self._next_offset
             try:
                 if len(parts) == 1:
                     segment.write_at_end(parts[0])
                 else:
                     segment.writev_at_end(parts, len(view))
-                segment.index_appended(infos, mark.size)
+                segment.index_appended(infos, start)
                 self._next_offset = infos[-1].last_offset + 1
                 self._update_epochs(headers, infos, leader_epoch if assign_offsets else None)
                 if self._next_offset - self._recovery_point >= config.flush_messages:
@@ -269,7 +270,7 @@ class PartitionLog:
                 "next start cuts the torn tail",
                 self._directory.name,
                 segment.base_offset,
-                mark.size,
+                mark[0],
                 exc,
             )
         with contextlib.suppress(OSError):  # right in memory; the next open fixes the file

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from log_engine.errors import CorruptIndexError, CorruptRecordError, TruncatedBatchError
@@ -41,18 +40,8 @@ _HEADER_READ_AHEAD = 4096
 _RECOVERY_CHUNK = 1 << 20
 
 
-@dataclass(frozen=True, slots=True)
-class AppendMark:
-    """A segment's size, stats and index lengths before an append (see ``roll_back``)."""
-
-    size: int
-    next_offset: int
-    max_timestamp: int
-    offset_of_max_timestamp: int
-    first_batch_timestamp: int
-    bytes_since_index_entry: int
-    index_entries: int
-    time_index_entries: int
+AppendMark = tuple[int, int, int]
+"""A segment's size and index entry counts before an append (see ``roll_back``)."""
 
 
 def file_name(base_offset: int, ext: str, suffix: str = "") -> str:
@@ -130,8 +119,11 @@ class LogSegment:
         short write then ENOSPC) the partial bytes lie past ``size``, where
         :meth:`roll_back` truncates them.
         """
-        self._write_from(memoryview(data), self.size)
-        self.size += len(data)
+        view = memoryview(data)
+        written = os.pwrite(self._fd, view, self.size)
+        if written != len(view):
+            self._write_from(view[written:], self.size + written)
+        self.size += len(view)
 
     def writev_at_end(self, parts: Sequence[bytes | bytearray | memoryview], total: int) -> None:
         """Write several buffers at the end with one ``pwritev`` (falls back on short writes)."""
@@ -146,33 +138,24 @@ class LogSegment:
             written += os.pwrite(self._fd, view[written:], position + written)
 
     def mark(self) -> AppendMark:
-        """The segment's state before an append, for :meth:`roll_back`."""
-        return AppendMark(
-            self.size,
-            self.next_offset,
-            self.max_timestamp,
-            self._offset_of_max_timestamp,
-            self._first_batch_timestamp,
-            self._bytes_since_index_entry,
-            self.offset_index.entries,
-            self.time_index.entries,
-        )
+        """The segment's state before an append, for :meth:`roll_back` (cheap: 3 ints)."""
+        return (self.size, self.offset_index._entries, self.time_index._entries)
 
     def roll_back(self, mark: AppendMark) -> None:
-        """Undo a failed append: state and indexes as at ``mark``, file cut back to its size.
+        """Undo a failed append: file, indexes and stats as at ``mark`` (a rare path).
 
-        The in-memory state is restored first, so reads never see the torn
-        bytes even if the truncate itself fails (recovery cuts them then).
+        The size is restored first, so reads never see the torn bytes even if
+        the truncate itself fails (recovery cuts them then); the stats are
+        then re-read from the indexes and batch headers, as :meth:`load` does.
         """
-        self.size = mark.size
-        self.next_offset = mark.next_offset
-        self.max_timestamp = mark.max_timestamp
-        self._offset_of_max_timestamp = mark.offset_of_max_timestamp
-        self._first_batch_timestamp = mark.first_batch_timestamp
-        self._bytes_since_index_entry = mark.bytes_since_index_entry
-        self.offset_index.truncate_entries(min(mark.index_entries, self.offset_index.entries))
-        self.time_index.truncate_entries(min(mark.time_index_entries, self.time_index.entries))
-        os.ftruncate(self._fd, mark.size)
+        size, index_entries, time_index_entries = mark
+        self.size = size
+        self.offset_index.truncate_entries(min(index_entries, self.offset_index.entries))
+        self.time_index.truncate_entries(min(time_index_entries, self.time_index.entries))
+        try:
+            os.ftruncate(self._fd, size)
+        finally:
+            self._reload_stats()
 
     def index_appended(self, batches: Sequence[BatchInfo], start: int) -> None:
         """Update stats and indexes for batches just written at file position ``start``."""
