@@ -20,6 +20,7 @@ place (``error.error_code``) instead of catching each type.
     ├── InvalidTopicError             (17 INVALID_TOPIC_EXCEPTION) illegal topic name or partition
     └── StorageError                  (56 KAFKA_STORAGE_ERROR) I/O or on-disk inconsistency
         ├── LogDirLockedError                                another process owns the directory
+        ├── LogDirOfflineError                               a write failed; the dir takes no more
         └── CorruptIndexError                                an index file fails its sanity check
 """
 
@@ -98,6 +99,14 @@ class StorageError(LogEngineError):
 
 class LogDirLockedError(StorageError):
     """Another process holds the lock on a log directory."""
+
+
+class LogDirOfflineError(StorageError):
+    """A write to the log directory failed (full disk, I/O error): it takes no more writes.
+
+    The failed append was rolled back; acknowledged data stays readable. The
+    directory comes back when the broker restarts on it (recovery runs then).
+    """
 
 
 class CorruptIndexError(StorageError):

@@ -2,13 +2,16 @@
 
 Ids are handed out from blocks: the end of the current block is written to
 ``<log.dir>/producer-id-block`` (fsynced) before any id of it is used, so a
-restarted broker starts past every id it may have given out.
+restarted broker starts past every id it may have given out. The block end
+moves only once its file is saved (a full disk: no id, KAFKA_STORAGE_ERROR).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from log_engine.errors import StorageError
+from log_engine.storage.checkpoints import write_atomically
 
 BLOCK_SIZE = 1000
 
@@ -23,14 +26,14 @@ class ProducerIdManager:
         self._block_end = start
 
     def next_id(self) -> int:
+        """The next id; raises StorageError (no id handed out) if its block cannot be saved."""
         if self._next >= self._block_end:
-            self._block_end = self._next + BLOCK_SIZE
-            tmp = self._path.with_suffix(".tmp")
-            with open(tmp, "w") as out:
-                out.write(f"{self._block_end}\n")
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp, self._path)
+            block_end = self._next + BLOCK_SIZE
+            try:
+                write_atomically(self._path, f"{block_end}\n")
+            except OSError as exc:
+                raise StorageError(f"cannot save the producer id block: {exc}") from exc
+            self._block_end = block_end
         producer_id = self._next
         self._next += 1
         return producer_id

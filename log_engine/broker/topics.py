@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from log_engine.broker.partition import Partition
+from log_engine.errors import StorageError
 from log_engine.storage.config import LogConfig
 from log_engine.storage.log_manager import LogManager
 
@@ -103,12 +104,15 @@ class TopicManager:
     def create(self, spec: TopicSpec) -> list[Partition]:
         """Create a topic's partitions (after :meth:`check_create`)."""
         self.check_create(spec)
-        if spec.configs:
-            self.logs.set_topic_overrides(spec.name, spec.configs)
-        partitions = [
-            Partition(spec.name, i, self.logs.get_or_create(spec.name, i))
-            for i in range(spec.num_partitions)
-        ]
+        try:
+            if spec.configs:
+                self.logs.set_topic_overrides(spec.name, spec.configs)
+            partitions = [
+                Partition(spec.name, i, self.logs.get_or_create(spec.name, i))
+                for i in range(spec.num_partitions)
+            ]
+        except (StorageError, OSError) as exc:
+            raise TopicError(56, f"cannot create topic {spec.name!r}: {exc}") from exc
         self._partitions[spec.name] = partitions
         return partitions
 
@@ -135,6 +139,9 @@ class TopicManager:
     def update_configs(self, topic: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides (validated first)."""
         self._check_configs(configs)
-        self.logs.set_topic_overrides(topic, configs)
+        try:
+            self.logs.set_topic_overrides(topic, configs)
+        except StorageError as exc:
+            raise TopicError(56, str(exc)) from exc
         for partition in self._partitions.get(topic, []):
             partition.log.update_config(self.logs.topic_config(topic))

@@ -14,7 +14,8 @@ root (entries ``<topic> <partition> <offset>``) and for the per-partition
 
 Invariant: a reader never sees a half-written file. A write goes to
 ``<name>.tmp``, is fsynced, renamed over the target, and the directory is
-fsynced so the rename itself survives a crash.
+fsynced so the rename itself survives a crash. A failed temp write (a full
+disk) removes the temp file and leaves the target untouched.
 """
 
 from __future__ import annotations
@@ -46,15 +47,19 @@ def fsync_directory(directory: Path) -> None:
 def write_atomically(path: Path, text: str) -> None:
     """Replace ``path`` with ``text`` so a crash leaves the old or the new file, whole."""
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        data = text.encode()
-        written = 0
-        while written < len(data):
-            written += os.write(fd, data[written:])
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            data = text.encode()
+            written = 0
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        tmp.unlink(missing_ok=True)  # e.g. ENOSPC: the good file stays, the space is freed
+        raise
     os.replace(tmp, path)
     fsync_directory(path.parent)
 

@@ -168,6 +168,23 @@ def _clean_group(
         fresh=True,
         active=True,
     )
+    try:
+        _copy_retained(log_, group, offsets, counts, now_ms, cleaned)
+    except BaseException:
+        cleaned.close_and_delete()  # a poisoned batch or a full disk: no .cleaned leftovers
+        raise
+    counts.bytes_after += cleaned.size
+    return cleaned
+
+
+def _copy_retained(
+    log_: PartitionLog,
+    group: list[LogSegment],
+    offsets: dict[bytes, int],
+    counts: _Counts,
+    now_ms: int,
+    cleaned: LogSegment,
+) -> None:
     pending = bytearray()
     infos: list[BatchInfo] = []
     retention_ms = log_.config.delete_retention_ms
@@ -198,8 +215,6 @@ def _clean_group(
     cleaned.append(pending, infos)
     cleaned.make_inactive()
     cleaned.flush()
-    counts.bytes_after += cleaned.size
-    return cleaned
 
 
 def _filter_batch(

@@ -6,6 +6,12 @@ down to whole entries) and mapped, so an append is a ``pack_into`` on the map;
 when the segment stops being active (roll, close) the file is trimmed to its
 entries, so a cleanly closed index's size is ``entries x entry size``.
 
+Writes into a preallocated (sparse) file through the map would fault with
+SIGBUS, killing the process, where the file system has no room for the page.
+So an append first reserves the page it writes with ``posix_fallocate``
+(one call per page of entries): a full disk then raises ENOSPC as an OSError,
+before any byte changed, like every other write of the log.
+
 Invariants: the write position is always ``entries x entry size`` and never
 passes the mapped size. After a crash an active index may still be full length
 with zero entries at the end: the subclasses' sanity checks reject it and the
@@ -21,6 +27,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from log_engine.invariants import check
+
+_PAGE_BYTES = mmap.PAGESIZE
 
 
 class IndexFile:
@@ -39,6 +47,7 @@ class IndexFile:
         self._position = self._entries * self.ENTRY.size
         self._max_entries = max_index_bytes // self.ENTRY.size
         self._mapped_bytes = 0
+        self._reserved_bytes = self._position - self._position % _PAGE_BYTES
         self._last: tuple[Any, ...] | None = None
         if active:
             self.make_active(max_index_bytes)
@@ -87,10 +96,19 @@ class IndexFile:
         size = self.ENTRY.size
         check(self._position == self._entries * size, "index position must be entries x size")
         check(self._position + size <= self._mapped_bytes, "index file is full")
+        if self._position + size > self._reserved_bytes:
+            self._reserve(self._position + size)
         self.ENTRY.pack_into(self._map, self._position, *fields)  # type: ignore[arg-type]
         self._entries += 1
         self._position += size
         self._last = fields
+
+    def _reserve(self, end: int) -> None:
+        """Allocate disk space for the pages up to ``end`` (OSError, e.g. ENOSPC, if none)."""
+        start = self._reserved_bytes
+        stop = min(self._mapped_bytes, end - end % _PAGE_BYTES + _PAGE_BYTES)
+        os.posix_fallocate(self._fd, start, stop - start)
+        self._reserved_bytes = stop
 
     def _bisect(self, field: int, target: int) -> int:
         """Index of the last entry whose ``field`` is <= target, or -1 (fields must not
@@ -132,6 +150,7 @@ class IndexFile:
             self._map.close()
             self._map = None
         os.ftruncate(self._fd, nbytes)
+        self._reserved_bytes = min(self._reserved_bytes, nbytes)
         if nbytes:
             self._map = mmap.mmap(self._fd, nbytes)
         self._mapped_bytes = nbytes
@@ -152,6 +171,15 @@ class IndexFile:
         self.trim()
         os.close(self._fd)
         self._fd = -1
+
+    def abandon(self) -> None:
+        """Close without trimming (the directory failed; recovery rebuilds this index)."""
+        if self._map is not None:
+            self._map.close()
+            self._map = None
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def close_and_delete(self) -> None:
         if self._map is not None:

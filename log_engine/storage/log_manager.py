@@ -15,6 +15,11 @@ Files at the log dir root::
 log) holds each topic's overrides as the strings the user gave, written
 atomically; a topic's config is the default config with its overrides.
 
+A failed write anywhere under the directory takes it offline for writes
+(:mod:`log_engine.storage.log_dir_state`): maintenance and checkpoints stop
+there and :meth:`LogManager.close` leaves no clean-shutdown marker, so the
+next start recovers it.
+
 Invariants: at most one LogManager (in any process) owns a directory; the
 clean-shutdown marker exists only while no LogManager has it open.
 """
@@ -31,7 +36,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from log_engine.errors import InvalidTopicError, LogDirLockedError, LogEngineError, StorageError
+from log_engine.errors import (
+    InvalidTopicError,
+    LogDirLockedError,
+    LogDirOfflineError,
+    LogEngineError,
+    StorageError,
+)
 from log_engine.storage import cleaner
 from log_engine.storage.checkpoints import (
     CLEANER_OFFSET_CHECKPOINT,
@@ -43,7 +54,9 @@ from log_engine.storage.checkpoints import (
     write_offsets,
 )
 from log_engine.storage.config import LogConfig
+from log_engine.storage.log_dir_state import LogDirState
 from log_engine.storage.partition_log import CLEAN_SHUTDOWN_FILE, PartitionLog, wall_clock_ms
+from log_engine.storage.uncleanable import UncleanablePartitions
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +105,10 @@ class LogManager:
         self._logs: dict[TopicPartition, PartitionLog] = {}
         self._lock = threading.RLock()
         self._closed = False
+        self.state = LogDirState(log_dir)
+        """Online, or offline for writes after a failed write."""
+        self.uncleanable = UncleanablePartitions()
+        """Compacted partitions whose cleaning failed, retried with backoff."""
 
     @classmethod
     def open(
@@ -126,6 +143,7 @@ class LogManager:
                 log_start_offset=log_starts.get(parsed, 0),
                 now_ms=self._now_ms,
                 clean_shutdown=clean,
+                dir_state=self.state,
             )
             log_.cleaner_offset = max(log_.cleaner_offset, cleaner_offsets.get(parsed, 0))
             self._logs[(topic, partition)] = log_
@@ -160,11 +178,19 @@ class LogManager:
             existing = self._logs.get((topic, partition))
             if existing is not None:
                 return existing
+            self.state.check_online(f"create {topic}-{partition}")
             directory = self._log_dir / f"{topic}-{partition}"
-            log_ = PartitionLog.open(
-                directory, self.topic_config(topic), now_ms=self._now_ms, clean_shutdown=True
-            )
-            fsync_directory(self._log_dir)
+            try:
+                log_ = PartitionLog.open(
+                    directory,
+                    self.topic_config(topic),
+                    now_ms=self._now_ms,
+                    clean_shutdown=True,
+                    dir_state=self.state,
+                )
+                fsync_directory(self._log_dir)
+            except OSError as exc:
+                raise StorageError(f"cannot create {directory}: {exc}") from exc
             self._logs[(topic, partition)] = log_
             return log_
 
@@ -181,6 +207,7 @@ class LogManager:
         """Close the partition's log and remove its directory (no-op if absent)."""
         with self._lock:
             log_ = self._logs.pop((topic, partition), None)
+        self.uncleanable.forget((topic, partition))
         if log_ is not None:
             log_.delete()
             fsync_directory(self._log_dir)
@@ -201,14 +228,19 @@ class LogManager:
         config = self._default_config.with_overrides(overrides)
         with self._lock:
             self._check_open()
+            previous = dict(self._overrides)
             if overrides:
                 self._overrides[topic] = dict(overrides)
             else:
                 self._overrides.pop(topic, None)
-            write_atomically(
-                self._log_dir / TOPIC_CONFIG_FILE,
-                json.dumps(self._overrides, indent=2, sort_keys=True),
-            )
+            try:
+                write_atomically(
+                    self._log_dir / TOPIC_CONFIG_FILE,
+                    json.dumps(self._overrides, indent=2, sort_keys=True),
+                )
+            except OSError as exc:
+                self._overrides = previous
+                raise StorageError(f"cannot save the config of topic {topic!r}: {exc}") from exc
             for (name, _), log_ in self._logs.items():
                 if name == topic:
                     log_.update_config(config)
@@ -236,21 +268,46 @@ class LogManager:
         """Timed flushes, retention, compaction and delayed file deletion, then checkpoints.
 
         Meant to be called every few seconds (from a thread: compaction may take
-        a while). A failure in one partition is logged and does not stop the others.
+        a while). Each partition, and each step, is isolated: an error is
+        logged and the others carry on. A compaction that fails with any
+        exception marks its partition uncleanable for a backoff
+        (:mod:`log_engine.storage.uncleanable`). A failed write (a flush, the
+        checkpoints) takes the directory offline, which ends maintenance here.
         """
         now = self._now_ms() if now_ms is None else now_ms
         flushed = deleted = compacted = removed = 0
         for tp, log_ in self.partitions().items():
+            if self.state.offline:
+                break
             try:
                 flushed += log_.maybe_flush(now)
                 deleted += log_.apply_retention(now)
-                if log_.config.compact and cleaner.clean(log_, now) is not None:
-                    compacted += 1
-                removed += log_.remove_deleted_segments(now)
             except (LogEngineError, OSError):
                 log.exception("maintenance of %s-%d failed", *tp)
-        self.checkpoint()
+            if log_.config.compact and self.uncleanable.due(tp, now) and not self.state.offline:
+                compacted += self._compact(tp, log_, now)
+            try:
+                removed += log_.remove_deleted_segments(now)
+            except OSError:
+                log.exception("removing deleted segments of %s-%d failed", *tp)
+        if not self.state.offline:
+            try:
+                self.checkpoint()
+            except OSError as exc:
+                self.state.mark_offline(f"writing the checkpoint files failed: {exc}")
         return MaintenanceResult(flushed, deleted, compacted, removed)
+
+    def _compact(self, tp: TopicPartition, log_: PartitionLog, now_ms: int) -> int:
+        """One cleaner pass over ``log_``; 1 if it compacted, 0 if not or if it failed."""
+        try:
+            result = cleaner.clean(log_, now_ms)
+        except LogDirOfflineError:
+            return 0
+        except Exception as exc:  # records from disk: any decode error is the data's, not ours
+            self.uncleanable.failed(tp, now_ms, exc)
+            return 0
+        self.uncleanable.succeeded(tp)
+        return 0 if result is None else 1
 
     def close(self) -> None:
         """Close every log, write checkpoints and the clean-shutdown marker, release the lock."""
@@ -259,8 +316,19 @@ class LogManager:
                 return
             for log_ in self._logs.values():
                 log_.close()
-            self.checkpoint()
-            write_atomically(self._log_dir / CLEAN_SHUTDOWN_FILE, "")
+            if self.state.offline:
+                log.warning(
+                    "%s closed OFFLINE (%s): no clean-shutdown marker, the next start "
+                    "recovers it",
+                    self._log_dir,
+                    self.state.offline_reason,
+                )
+            else:
+                try:
+                    self.checkpoint()
+                    write_atomically(self._log_dir / CLEAN_SHUTDOWN_FILE, "")
+                except OSError:
+                    log.exception("%s: checkpoints at close failed", self._log_dir)
             os.close(self._lock_fd)
             self._closed = True
 

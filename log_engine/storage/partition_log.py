@@ -15,19 +15,32 @@ writing any byte; reads return whole stored batches as file slices and never
 decode records. Removed segments are renamed ``.deleted`` and unlinked only
 after ``file.delete.delay.ms``, so slices already handed out stay readable.
 
+A failed write (OSError: a short write then ENOSPC, EIO, a failed fsync or
+roll) is undone before it is reported: the segment is cut back to its size
+before the append, its indexes and stats restored, the log end offset kept;
+then the log dir goes offline (:mod:`log_engine.storage.log_dir_state`) and
+the append raises LogDirOfflineError (KAFKA_STORAGE_ERROR). Reads keep working.
+
 Thread safety: one lock serializes appends, reads and every structural change.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
+import logging
 import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from log_engine.errors import InvalidRecordError, OffsetOutOfRangeError, StorageError
+from log_engine.errors import (
+    InvalidRecordError,
+    LogDirOfflineError,
+    OffsetOutOfRangeError,
+    StorageError,
+)
 from log_engine.invariants import check
 from log_engine.records import BatchHeader
 from log_engine.storage import append_path, retention
@@ -35,10 +48,13 @@ from log_engine.storage.append_path import validate_append
 from log_engine.storage.checkpoints import fsync_directory
 from log_engine.storage.config import LogConfig
 from log_engine.storage.leader_epoch import LeaderEpochCache
+from log_engine.storage.log_dir_state import LogDirState
 from log_engine.storage.read_path import BatchCollector, find_offset_for_timestamp
 from log_engine.storage.recovery import DELETED_SUFFIX, load_segments
-from log_engine.storage.segment import LogSegment
+from log_engine.storage.segment import AppendMark, LogSegment
 from log_engine.storage.types import AppendInfo, BatchInfo, ReadResult
+
+log = logging.getLogger(__name__)
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 _EMPTY_APPEND = AppendInfo(-1, -1, -1, -1, 0, 0)
@@ -64,8 +80,10 @@ class PartitionLog:
         *,
         log_start_offset: int,
         now_ms: Callable[[], int],
+        dir_state: LogDirState | None = None,
     ) -> None:
         self._directory = directory
+        self._dir_state = dir_state or LogDirState(directory.parent)
         self._config = config
         self._now_ms = now_ms
         self._lock = threading.RLock()
@@ -97,6 +115,7 @@ class PartitionLog:
         log_start_offset: int = 0,
         now_ms: Callable[[], int] = wall_clock_ms,
         clean_shutdown: bool | None = None,
+        dir_state: LogDirState | None = None,
     ) -> PartitionLog:
         """Open or create the log in ``directory``, recovering it after a crash.
 
@@ -125,7 +144,14 @@ class PartitionLog:
             for segment in segments:
                 if segment.next_offset > recovery_point:
                     segment.flush()
-        return cls(directory, config, segments, log_start_offset=log_start_offset, now_ms=now_ms)
+        return cls(
+            directory,
+            config,
+            segments,
+            log_start_offset=log_start_offset,
+            now_ms=now_ms,
+            dir_state=dir_state,
+        )
 
     # -- properties ----------------------------------------------------------------------
 
@@ -193,6 +219,8 @@ class PartitionLog:
             return _EMPTY_APPEND
         with self._lock:
             self._check_open()
+            if self._dir_state.offline:
+                self._dir_state.check_online(f"append to {self._directory.name}")
             config = self._config
             append_time = self._now_ms() if config.log_append_time and assign_offsets else -1
             if assign_offsets:
@@ -204,17 +232,24 @@ class PartitionLog:
                     headers, self._next_offset, self._directory.name
                 )
                 parts = [view]
-            segment = self._segment_for(len(view), infos[0].base_offset, infos[-1].last_offset)
-            start = segment.size
-            if len(parts) == 1:
-                segment.write_at_end(parts[0])
-            else:
-                segment.writev_at_end(parts, len(view))
-            segment.index_appended(infos, start)
-            self._next_offset = infos[-1].last_offset + 1
-            self._update_epochs(headers, infos, leader_epoch if assign_offsets else None)
-            if self._next_offset - self._recovery_point >= config.flush_messages:
-                self.flush()
+            try:
+                segment = self._segment_for(len(view), infos[0].base_offset, infos[-1].last_offset)
+            except OSError as exc:
+                raise self._went_offline("rolling a new segment", exc) from exc
+            mark, start, next_offset = segment.mark(), segment.size, self._next_offset
+            try:
+                if len(parts) == 1:
+                    segment.write_at_end(parts[0])
+                else:
+                    segment.writev_at_end(parts, len(view))
+                segment.index_appended(infos, start)
+                self._next_offset = infos[-1].last_offset + 1
+                self._update_epochs(headers, infos, leader_epoch if assign_offsets else None)
+                if self._next_offset - self._recovery_point >= config.flush_messages:
+                    self.flush()
+            except OSError as exc:
+                self._undo_append(segment, mark, next_offset)
+                raise self._went_offline(f"writing {len(view)} bytes", exc) from exc
         return AppendInfo(
             first_offset=infos[0].base_offset,
             last_offset=infos[-1].last_offset,
@@ -223,6 +258,34 @@ class PartitionLog:
             size_bytes=len(view),
             batch_count=len(infos),
         )
+
+    def _undo_append(self, segment: LogSegment, mark: AppendMark, next_offset: int) -> None:
+        """Put the log back as it was before a failed append (see the module doc)."""
+        self._next_offset = next_offset
+        try:
+            segment.roll_back(mark)
+        except OSError as exc:
+            log.error(
+                "%s: could not cut segment %d back to %d bytes (%s); recovery at the "
+                "next start cuts the torn tail",
+                self._directory.name,
+                segment.base_offset,
+                mark[0],
+                exc,
+            )
+        with contextlib.suppress(OSError):  # right in memory; the next open fixes the file
+            self.leader_epochs.truncate_from_end(next_offset)
+
+    def _went_offline(self, action: str, exc: OSError) -> LogDirOfflineError:
+        """Mark the log dir offline after a failed write; the error to raise."""
+        reason = f"{self._directory.name}: {action} failed: {exc}"
+        self._dir_state.mark_offline(reason)
+        return LogDirOfflineError(f"{reason}; log dir {self._dir_state.log_dir} is now offline")
+
+    @property
+    def dir_state(self) -> LogDirState:
+        """The online/offline state of the log dir holding this partition."""
+        return self._dir_state
 
     def _segment_for(self, size: int, first_offset: int, last_offset: int) -> LogSegment:
         """The segment this append goes to, rolling first when Kafka's rules say so."""
@@ -336,6 +399,7 @@ class PartitionLog:
         """
         with self._lock:
             self._check_open()
+            self._dir_state.check_online(f"delete records of {self._directory.name}")
             if offset > self._next_offset:
                 raise OffsetOutOfRangeError(
                     f"cannot delete records before {offset}: log end is {self._next_offset}"
@@ -378,6 +442,7 @@ class PartitionLog:
         """Start a new active segment at the log end (no-op if the active one is empty)."""
         with self._lock:
             self._check_open()
+            self._dir_state.check_online(f"roll {self._directory.name}")
             if self._segments[-1].is_empty:
                 return self._segments[-1]
             return self._roll_at(self._next_offset)
@@ -492,18 +557,31 @@ class PartitionLog:
                 return False
             if now_ms - self._last_flush_ms < self._config.flush_ms:
                 return False
-            self.flush()
+            try:
+                self.flush()
+            except OSError as exc:
+                raise self._went_offline("a timed flush", exc) from exc
             self._last_flush_ms = now_ms
             return True
 
     def close(self) -> None:
-        """Flush, trim the indexes and close every file (the log cannot be used after)."""
+        """Flush, trim the indexes and close every file (the log cannot be used after).
+
+        In an offline log dir the files are closed as they are (no flush, no
+        trim): the next start recovers them.
+        """
         with self._lock:
             if self._closed:
                 return
-            self.flush()
+            if not self._dir_state.offline:
+                try:
+                    self.flush()
+                    for segment in self._segments:
+                        segment.close()
+                except OSError as exc:
+                    self._went_offline("closing the log", exc)
             for segment in self._segments:
-                segment.close()
+                segment.abandon()
             for _, segment in self._pending_deletes:
                 segment.close_and_delete()
             self._pending_deletes = []

@@ -40,6 +40,10 @@ _HEADER_READ_AHEAD = 4096
 _RECOVERY_CHUNK = 1 << 20
 
 
+AppendMark = tuple[int, int, int]
+"""A segment's size and index entry counts before an append (see ``roll_back``)."""
+
+
 def file_name(base_offset: int, ext: str, suffix: str = "") -> str:
     """``00000000000000000042.log`` and friends."""
     return f"{base_offset:020d}{ext}{suffix}"
@@ -109,22 +113,49 @@ class LogSegment:
         self.index_appended(batches, self.size - len(data))
 
     def write_at_end(self, data: bytes | bytearray | memoryview) -> None:
-        """Write raw batch bytes at the end of the file (index with :meth:`index_appended`)."""
+        """Write raw batch bytes at the end of the file (index with :meth:`index_appended`).
+
+        ``size`` grows only once every byte is written: after an OSError (a
+        short write then ENOSPC) the partial bytes lie past ``size``, where
+        :meth:`roll_back` truncates them.
+        """
         view = memoryview(data)
-        written = 0
-        while written < len(view):
-            written += os.pwrite(self._fd, view[written:], self.size + written)
-        self.size += written
+        written = os.pwrite(self._fd, view, self.size)
+        if written != len(view):
+            self._write_from(view[written:], self.size + written)
+        self.size += len(view)
 
     def writev_at_end(self, parts: Sequence[bytes | bytearray | memoryview], total: int) -> None:
         """Write several buffers at the end with one ``pwritev`` (falls back on short writes)."""
         written = os.pwritev(self._fd, parts, self.size)
         if written != total:
-            rest = memoryview(b"".join(parts))[written:]
-            self.size += written
-            self.write_at_end(rest)
-            return
-        self.size += written
+            self._write_from(memoryview(b"".join(parts))[written:], self.size + written)
+        self.size += total
+
+    def _write_from(self, view: memoryview, position: int) -> None:
+        written = 0
+        while written < len(view):
+            written += os.pwrite(self._fd, view[written:], position + written)
+
+    def mark(self) -> AppendMark:
+        """The segment's state before an append, for :meth:`roll_back` (cheap: 3 ints)."""
+        return (self.size, self.offset_index._entries, self.time_index._entries)
+
+    def roll_back(self, mark: AppendMark) -> None:
+        """Undo a failed append: file, indexes and stats as at ``mark`` (a rare path).
+
+        The size is restored first, so reads never see the torn bytes even if
+        the truncate itself fails (recovery cuts them then); the stats are
+        then re-read from the indexes and batch headers, as :meth:`load` does.
+        """
+        size, index_entries, time_index_entries = mark
+        self.size = size
+        self.offset_index.truncate_entries(min(index_entries, self.offset_index.entries))
+        self.time_index.truncate_entries(min(time_index_entries, self.time_index.entries))
+        try:
+            os.ftruncate(self._fd, size)
+        finally:
+            self._reload_stats()
 
     def index_appended(self, batches: Sequence[BatchInfo], start: int) -> None:
         """Update stats and indexes for batches just written at file position ``start``."""
@@ -376,6 +407,14 @@ class LogSegment:
         self.time_index.close()
         os.close(self._fd)
         self._fd = -1
+
+    def abandon(self) -> None:
+        """Close every file without touching it (offline dir: recovery rebuilds indexes)."""
+        self.offset_index.abandon()
+        self.time_index.abandon()
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
     def close_and_delete(self) -> None:
         """Close and unlink the three files (FileSlices over it become invalid)."""

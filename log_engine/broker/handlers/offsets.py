@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.offset_store import CommittedOffset
+from log_engine.errors import StorageError
 from log_engine.protocol.error_codes import ErrorCode
+
+log = logging.getLogger(__name__)
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -72,7 +76,15 @@ async def handle_offset_commit(ctx: RequestContext, body: dict[str, Any]) -> dic
                 )
             partitions.append({"partition_index": p["partition_index"], "error_code": code})
         topics.append({"name": topic["name"], "partitions": partitions})
-    ctx.broker.offsets.commit(group_id, accepted)
+    try:
+        ctx.broker.offsets.commit(group_id, accepted)
+    except StorageError as exc:
+        # As Kafka's group coordinator maps KAFKA_STORAGE_ERROR: clients look it up again.
+        log.warning("offset commit of group %s failed: %s", group_id, exc)
+        for entry in topics:
+            for p in entry["partitions"]:
+                if (entry["name"], p["partition_index"]) in accepted:
+                    p["error_code"] = ErrorCode.NOT_COORDINATOR
     return {"throttle_time_ms": 0, "topics": topics}
 
 

@@ -87,5 +87,14 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
             "producer_id": -1,
             "producer_epoch": -1,
         }
-    producer_id = ctx.broker.producer_ids.next_id()
+    try:
+        producer_id = ctx.broker.producer_ids.next_id()
+    except LogEngineError as exc:
+        log.warning("InitProducerId from %s failed: %s", ctx.peer, exc)
+        return {
+            "throttle_time_ms": 0,
+            "error_code": exc.error_code,
+            "producer_id": -1,
+            "producer_epoch": -1,
+        }
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}
