@@ -41,7 +41,7 @@ from enum import IntEnum
 
 from log_engine.errors import MalformedRecordError
 from log_engine.records.batch import BATCH_HEADER_SIZE, BatchHeader
-from log_engine.records.compression import decompress
+from log_engine.records.compression import BoundedDecompressor
 
 
 class Problem(IntEnum):
@@ -189,18 +189,29 @@ def _load_check() -> tuple[Callable[[bytes | memoryview, int, bool], tuple[int, 
 check_records, NATIVE = _load_check()
 """The checker in use: the C extension's when built (``NATIVE``), else the fallback."""
 
+MAX_RECORDS_BYTES = 128 * 1024 * 1024
+"""The most a produced batch's records may decompress to (MESSAGE_TOO_LARGE beyond).
+
+Kafka has no such bound; without one a 1 MB zstd batch of zeros inflates to
+gigabytes in the broker. The check is synchronous on the event loop, so this is
+also the most decompressed data the broker holds at once. A legitimate batch of
+128 MiB uncompressed is far beyond any client's batch.size."""
+
+_decompressor = BoundedDecompressor(MAX_RECORDS_BYTES)
+
 
 def check_batch_records(
     buf: bytes | bytearray | memoryview, pos: int, header: BatchHeader, *, require_keys: bool
 ) -> None:
     """Check the records of the batch at ``pos`` (header already read and complete).
 
-    Compressed records are decompressed first (a CorruptRecordError if they do
-    not decompress). Raises :class:`MalformedRecordError` naming the first bad
-    record. ``require_keys``: refuse records without a key (compacted topics).
+    Compressed records are decompressed first (CorruptRecordError if they do
+    not decompress, RecordTooLargeError past :data:`MAX_RECORDS_BYTES`). Raises
+    :class:`MalformedRecordError` naming the first bad record. ``require_keys``:
+    refuse records without a key (compacted topics).
     """
     raw = memoryview(buf)[pos + BATCH_HEADER_SIZE : pos + header.size]
-    data = decompress(header.compression, raw) if header.compression else raw
+    data = _decompressor.decompress(header.compression, raw) if header.compression else raw
     problem, index = check_records(data, header.records_count, require_keys)
     if problem:
         where = "after the last record" if index >= header.records_count else f"record {index}"

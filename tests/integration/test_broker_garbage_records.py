@@ -5,7 +5,8 @@ every reader of the partition at its offset. Each kind of garbage is produced
 over a raw socket with our protocol codec; the answer is INVALID_RECORD (or
 CORRUPT_MESSAGE when the compressed stream itself is broken), nothing is
 appended, and the records before it stay readable by kcat, kafka-python and
-our consumer.
+our consumer. A compressed batch that would inflate past the broker's bound
+is refused with MESSAGE_TOO_LARGE without being inflated.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ KCAT = shutil.which("kcat") or "kcat"
 SEEDED = 10
 INVALID_RECORD = 87
 CORRUPT_MESSAGE = 2
+MESSAGE_TOO_LARGE = 10
 
 
 def record(
@@ -78,6 +80,8 @@ GARBAGE: dict[str, Callable[[], bytes]] = {
     "truncated-varint": lambda: batch_of(b"".join(three()) + b"\x80", 4),
     "garbage-in-lz4": lambda: batch_of(b"".join(three()) + b"\xff" * 9, 3, Compression.LZ4),
     "garbage-in-zstd": lambda: batch_of(b"".join(three())[:-3], 3, Compression.ZSTD),
+    # 256 MiB of zeros in a few kB: refused once past the 128 MiB bound, not inflated whole
+    "zstd-bomb": lambda: batch_of(b"\x00" * (1 << 28), 1, Compression.ZSTD),
     "undecompressable-gzip": lambda: assemble_batch(
         b"\x1f\x8b not gzip at all",
         attributes=int(Compression.GZIP),
@@ -139,7 +143,9 @@ def test_garbage_records_are_refused_and_readers_keep_reading(
     create_topic(broker, topic_name)
     seed(broker, topic_name)
     answer = produce(broker, topic_name, GARBAGE[kind]())
-    expected = CORRUPT_MESSAGE if "decompress" in kind else INVALID_RECORD
+    expected = {"undecompressable-gzip": CORRUPT_MESSAGE, "zstd-bomb": MESSAGE_TOO_LARGE}.get(
+        kind, INVALID_RECORD
+    )
     assert answer["error_code"] == expected, answer
     assert answer["error_message"]
     assert log_end(broker, topic_name) == SEEDED

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from log_engine.errors import CorruptRecordError, MalformedRecordError
+from log_engine.errors import CorruptRecordError, MalformedRecordError, RecordTooLargeError
 from log_engine.records import (
     BATCH_HEADER_SIZE,
     Compression,
@@ -18,6 +18,7 @@ from log_engine.records import (
 
 # Not a skip: CI builds the extension (pip install -e .), and a missing one must show.
 from log_engine.records import _record_check as native
+from log_engine.records.compression import BoundedDecompressor, compress, decompress
 from log_engine.records.record_check import Problem, check_batch_records, check_records_py
 
 records_st = st.lists(
@@ -141,3 +142,34 @@ def test_undecompressable_records_are_corrupt() -> None:
 
 def test_the_broker_uses_the_extension_when_built() -> None:
     assert record_check.NATIVE
+
+
+@pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])
+def test_bounded_decompressor_matches_decompress(codec: Compression) -> None:
+    reader = BoundedDecompressor(1 << 20)
+    for size in (0, 1, 5000, 300_000):
+        data = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+        packed = compress(codec, data)
+        assert bytes(reader.decompress(codec, packed)) == decompress(codec, packed) == data
+
+
+@pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])
+@pytest.mark.parametrize("size", [(1 << 20) + 1, 20 << 20])  # past the bound; past the scratch
+def test_bounded_decompressor_refuses_a_bomb(codec: Compression, size: int) -> None:
+    packed = compress(codec, b"\x00" * size)
+    with pytest.raises(RecordTooLargeError):
+        BoundedDecompressor(1 << 20).decompress(codec, packed)
+
+
+def test_bounded_decompressor_past_the_scratch_buffer_within_the_bound() -> None:
+    data = b"\x01" * (12 << 20)  # more than the 8 MiB scratch buffer
+    for codec in (Compression.LZ4, Compression.ZSTD):
+        assert bytes(BoundedDecompressor(16 << 20).decompress(codec, compress(codec, data))) == data
+
+
+@pytest.mark.parametrize("codec", [c for c in Compression if c != Compression.NONE])
+def test_bounded_decompressor_refuses_broken_streams(codec: Compression) -> None:
+    packed = compress(codec, b"abc" * 10_000)
+    for broken in (packed[: len(packed) // 2], b"\x00garbage" * 4):
+        with pytest.raises(CorruptRecordError):
+            BoundedDecompressor(1 << 20).decompress(codec, broken)
