@@ -48,6 +48,7 @@ _SIZE = struct.Struct(">i")
 _RECV_BUFFER_BYTES = 64 * 1024
 _FIRST_CHUNK_BYTES = 64 * 1024
 _MAX_CHUNK_BYTES = 1024 * 1024
+_ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
 class ConnectionClosed(Exception):
@@ -224,39 +225,40 @@ class Connection:
             self._end += received
 
     async def _read_large(self, size: int) -> memoryview:
-        """Read a frame larger than the receive buffer into chunks allocated as bytes arrive.
+        """Read a frame larger than the receive buffer, growing it as its bytes arrive.
 
-        Each chunk is charged to the memory pool before it is allocated; nothing
-        is allocated for bytes that have not been sent. One chunk (frames up to
-        64 KiB more than the buffer) is returned without a copy; more are joined.
+        Each growth step (64 KiB, then the size so far, at most 1 MiB) is charged
+        to the memory pool before it is allocated; nothing is allocated for bytes
+        that have not been sent. Growing one bytearray (realloc: large blocks
+        are remapped, not copied) costs less than joining chunks.
         """
-        chunks: list[bytearray] = []
+        frame = bytearray()
         pending = memoryview(self._buffer)[self._start : self._end]
-        have = 0
-        chunk_size = _FIRST_CHUNK_BYTES
-        while have < size:
-            chunk_size = min(max(chunk_size, len(pending)), size - have)
-            await self._memory.acquire(chunk_size)
-            self._held_bytes += chunk_size
-            chunk = bytearray(chunk_size)
-            chunks.append(chunk)
-            view = memoryview(chunk)
-            filled = min(len(pending), chunk_size)
-            view[:filled] = pending[:filled]
-            pending = pending[filled:]
-            while filled < chunk_size:
-                received = await self._loop.sock_recv_into(self._sock, view[filled:])
-                if received == 0:
-                    raise ConnectionClosed("")
-                filled += received
-            have += chunk_size
-            chunk_size = min(chunk_size * 2, _MAX_CHUNK_BYTES)
+        step = _FIRST_CHUNK_BYTES
+        while len(frame) < size:
+            step = min(max(step, len(pending)), size - len(frame))
+            await self._memory.acquire(step)
+            self._held_bytes += step
+            have = len(frame)
+            frame += _ZEROS[:step]
+            view = memoryview(frame)
+            try:
+                filled = min(len(pending), step)
+                view[have : have + filled] = pending[:filled]
+                pending = pending[filled:]
+                while filled < step:
+                    received = await self._loop.sock_recv_into(
+                        self._sock, view[have + filled : have + step]
+                    )
+                    if received == 0:
+                        raise ConnectionClosed("")
+                    filled += received
+            finally:
+                view.release()
+            step = min(len(frame), _MAX_CHUNK_BYTES)
+        pending.release()
         self._start = self._end = 0
-        if len(chunks) == 1:
-            return memoryview(chunks[0])
-        frame = memoryview(b"".join(chunks))
-        chunks.clear()
-        return frame
+        return memoryview(frame)
 
     async def _send(self, chunks: list[Chunk]) -> None:
         pending: list[bytes | memoryview] = []

@@ -210,3 +210,27 @@ def test_connections_over_max_connections_are_closed(
     sockets.append(late)
     assert wait_closed([late]) == [late]
     assert "max.connections=6" in broker.log_text()
+
+
+def test_large_frames_still_arrive_whole(
+    fresh_broker: Callable[..., BrokerProcess], topic_name: str
+) -> None:
+    """Frames of several growth steps (64 KiB .. 1 MiB at a time) are read intact."""
+    broker = fresh_broker(**{"message.max.bytes": str(8 << 20)})
+    values = [bytes([i % 251]) * 300_000 for i in range(12)]  # ~3.6 MB in one batch
+    producer = SyncProducer(
+        {"bootstrap.servers": broker.bootstrap, "batch.size": 8 << 20, "linger.ms": 50}
+    )
+    futures = [producer.send(topic_name, value) for value in values]
+    producer.flush(_LIVENESS_S)
+    producer.close()
+    assert all(f.exception() is None for f in futures)
+    consumer = SyncConsumer({"bootstrap.servers": broker.bootstrap})
+    consumer.assign([TopicPartition(topic_name, 0)])
+    consumer.seek(TopicPartition(topic_name, 0), 0)
+    received: list[bytes | None] = []
+    deadline = time.monotonic() + _LIVENESS_S
+    while len(received) < len(values) and time.monotonic() < deadline:
+        received += [r.value for r in consumer.poll(0.5)]
+    consumer.close()
+    assert received == values
