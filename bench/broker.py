@@ -3,11 +3,18 @@
 Starts ``sluice broker`` in its own process on a temporary data directory, then:
 
 1. librdkafka produces N records of 100 bytes (linger 5 ms, batch 1 MiB, acks=1)
-   and a librdkafka consumer reads them back;
-2. librdkafka produces 1 KB records (MB/s);
-3. our client (``log_engine.client``) produces and consumes 100-byte records;
-4. the storage layer's raw append rate for the same 100-byte batches (in-process),
-   as the ceiling the broker is measured against.
+   and a librdkafka consumer reads them back; the broker process's CPU time
+   during the produce, per record (``broker_cpu_us_per_record``);
+2. the same produce with ``compression.type=lz4`` and 100-byte values that
+   compress about 2:1 (``lz4_*``): the broker decompresses each batch to check
+   its records;
+3. librdkafka produces 1 KB records (MB/s);
+4. our client (``log_engine.client``) produces and consumes 100-byte records;
+5. in-process baselines from the same run: the storage layer's raw append rate
+   for the same 100-byte batches (the ceiling the broker is measured against),
+   and the per-record structural check alone (``record_check_us_per_record``,
+   the C extension; ``record_check_py_us_per_record``, its pure-Python
+   fallback).
 
 Prints one JSON line. ``--quick`` runs in under a minute.
 """
@@ -16,6 +23,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import tempfile
 import time
 from pathlib import Path
@@ -28,6 +37,13 @@ from harness.broker_process import BrokerProcess
 
 RECORD_BYTES = 100
 _PHASE_TIMEOUT_S = 120.0  # every loop is bounded: a lost record fails the run
+_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * _TICK_S
 
 
 def _create(bootstrap: str, topic: str) -> None:
@@ -35,8 +51,14 @@ def _create(bootstrap: str, topic: str) -> None:
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
 
 
-def librdkafka_produce(bootstrap: str, topic: str, count: int, size: int) -> float:
-    """Seconds to produce ``count`` records of ``size`` bytes and get them acknowledged."""
+def librdkafka_produce(
+    bootstrap: str, topic: str, count: int, size: int, compression: str = "none"
+) -> float:
+    """Seconds to produce ``count`` records of ``size`` bytes and get them acknowledged.
+
+    Uncompressed values are all ``x``; compressed ones cycle through 1000 values
+    of random hex digits (about 2:1 for the codecs), so decompression has work.
+    """
     producer = Producer(
         {
             "bootstrap.servers": bootstrap,
@@ -46,11 +68,18 @@ def librdkafka_produce(bootstrap: str, topic: str, count: int, size: int) -> flo
             "queue.buffering.max.messages": 1_000_000,
             "queue.buffering.max.kbytes": 1 << 20,
             "message.max.bytes": 2 << 20,
+            "compression.type": compression,
         }
     )
-    payload = b"x" * size
+    if compression == "none":
+        payloads = [b"x" * size]
+    else:
+        rng = random.Random(7)
+        payloads = [rng.randbytes(size // 2).hex().encode() for _ in range(1000)]
+    cycle = len(payloads)
     started = time.perf_counter()
-    for _ in range(count):
+    for i in range(count):
+        payload = payloads[i % cycle]
         while True:
             try:
                 producer.produce(topic, payload)
@@ -143,14 +172,41 @@ def storage_append_rate(directory: Path, count: int) -> float:
     return (count // 1000) * 1000 / elapsed
 
 
+def record_check_us(records: int = 1000, rounds: int = 200) -> dict[str, float]:
+    """µs per 100-byte record of the structural check alone, native and fallback."""
+    from log_engine.records import BATCH_HEADER_SIZE, Record, build_batch
+    from log_engine.records.record_check import NATIVE, check_records, check_records_py
+
+    data = build_batch([Record(None, b"x" * RECORD_BYTES)] * records)[BATCH_HEADER_SIZE:]
+    result = {}
+    checkers = {"record_check_py_us_per_record": check_records_py}
+    if NATIVE:
+        checkers["record_check_us_per_record"] = check_records
+    for name, check in checkers.items():
+        runs = rounds if check is not check_records_py else rounds // 10
+        started = time.perf_counter()
+        for _ in range(runs):
+            check(data, records, False)
+        result[name] = round((time.perf_counter() - started) / runs / records * 1e6, 4)
+    return result
+
+
 def run(count: int, kb_count: int) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="sluice-bench-") as tmp:
         broker = BrokerProcess(Path(tmp) / "data").start()
+        assert broker.process is not None
+        pid = broker.process.pid
         try:
             _create(broker.bootstrap, "bench100")
+            _create(broker.bootstrap, "benchlz4")
             _create(broker.bootstrap, "bench1k")
             _create(broker.bootstrap, "benchours")
+            cpu_before = process_cpu_s(pid)
             produce_s = librdkafka_produce(broker.bootstrap, "bench100", count, RECORD_BYTES)
+            broker_cpu_s = process_cpu_s(pid) - cpu_before
+            cpu_before = process_cpu_s(pid)
+            lz4_s = librdkafka_produce(broker.bootstrap, "benchlz4", count, RECORD_BYTES, "lz4")
+            lz4_cpu_s = process_cpu_s(pid) - cpu_before
             consume_s = librdkafka_consume(broker.bootstrap, "bench100", count)
             kb_s = librdkafka_produce(broker.bootstrap, "bench1k", kb_count, 1024)
             ours = our_client(broker.bootstrap, "benchours", count // 2)
@@ -163,11 +219,15 @@ def run(count: int, kb_count: int) -> dict[str, Any]:
         "record_bytes": RECORD_BYTES,
         "produce_records_s": round(count / produce_s),
         "produce_mb_s": round(mb / produce_s, 1),
+        "broker_cpu_us_per_record": round(broker_cpu_s / count * 1e6, 3),
+        "lz4_produce_records_s": round(count / lz4_s),
+        "lz4_broker_cpu_us_per_record": round(lz4_cpu_s / count * 1e6, 3),
         "consume_records_s": round(count / consume_s),
         "consume_mb_s": round(mb / consume_s, 1),
         "produce_1kb_mb_s": round(kb_count * 1024 / 1e6 / kb_s, 1),
         **{k: round(v) for k, v in ours.items()},
         "storage_append_records_s": round(storage),
+        **record_check_us(),
     }
 
 

@@ -12,7 +12,8 @@ place (``error.error_code``) instead of catching each type.
     │   ├── CrcMismatchError                                 CRC-32C does not match
     │   └── TruncatedBatchError                              fewer bytes than batchLength says
     ├── InvalidRecordError            (87 INVALID_RECORD)    a valid batch the log refuses
-    │   └── UnexpectedAppendOffsetError                      replica batch below the log end offset
+    │   ├── UnexpectedAppendOffsetError                      replica batch below the log end offset
+    │   └── MalformedRecordError                             CRC-valid batch, garbage records
     ├── RecordTooLargeError           (10 MESSAGE_TOO_LARGE)
     ├── OffsetOutOfRangeError         (1  OFFSET_OUT_OF_RANGE)
     ├── UnsupportedCompressionError   (76 UNSUPPORTED_COMPRESSION_TYPE)
@@ -111,3 +112,16 @@ class LogDirOfflineError(StorageError):
 
 class CorruptIndexError(StorageError):
     """An offset or time index fails its sanity check; storage rebuilds it from the log."""
+
+
+class MalformedRecordError(InvalidRecordError):
+    """A batch whose CRC is valid but whose records are not well formed.
+
+    ``record_index`` is the index in the batch of the first bad record (the
+    record count when bytes remain after the last one): produce responses
+    report it in ``record_errors`` as Kafka does.
+    """
+
+    def __init__(self, message: str, record_index: int) -> None:
+        super().__init__(message)
+        self.record_index = record_index

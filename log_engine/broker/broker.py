@@ -19,6 +19,7 @@ from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
+from log_engine.records import record_check
 from log_engine.storage.config import LogConfig
 from log_engine.storage.log_manager import LogManager
 
@@ -78,6 +79,11 @@ class Broker:
             len(self.topics.topics()),
             time.monotonic() - started,
         )
+        if not record_check.NATIVE:
+            log.warning(
+                "the C record check is not built (pip install -e . builds it): produce uses "
+                "the pure-Python fallback, ~2-3 us of CPU per record instead of ~0.01"
+            )
 
     async def stop(self) -> None:
         if self._maintenance:

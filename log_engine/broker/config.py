@@ -94,6 +94,47 @@ class BrokerConfig(BaseModel):
         ge=1000,
         description="Idle connections are closed after this long.",
     )
+    socket_request_body_timeout_ms: int = Field(
+        30_000,
+        alias="socket.request.body.timeout.ms",
+        ge=100,
+        description=(
+            "A request whose body has not fully arrived this long after its size "
+            "prefix closes the connection (slowloris, stalled frames). Sluice's own "
+            "key: Kafka relies on connections.max.idle.ms only."
+        ),
+    )
+    queued_max_request_bytes: int = Field(
+        256 * 1024 * 1024,
+        alias="queued.max.request.bytes",
+        ge=-1,
+        description=(
+            "Bytes of large request bodies (received, being read or being handled) "
+            "all connections may hold at once; a connection that would exceed it "
+            "stops reading until memory frees. -1: unbounded (Kafka's default). "
+            "Sluice's default, 256 MiB, is 2.5 full socket.request.max.bytes frames."
+        ),
+    )
+    max_connections: int = Field(
+        1000,
+        alias="max.connections",
+        ge=1,
+        description=(
+            "Connections the broker keeps open at once; new ones over it are closed. "
+            "Each holds a 64 KiB receive buffer, so the default bounds those to 64 MiB."
+        ),
+    )
+    max_connections_per_ip: int = Field(
+        2_147_483_647,
+        alias="max.connections.per.ip",
+        ge=1,
+        description="Connections one client address may keep open; new ones over it are closed.",
+    )
+    max_connections_per_ip_overrides: str = Field(
+        "",
+        alias="max.connections.per.ip.overrides",
+        description="Per-address limits: 'host:count,host:count' (addresses, not names).",
+    )
     log_maintenance_interval_ms: int = Field(
         1_000,
         alias="log.retention.check.interval.ms",
@@ -139,6 +180,24 @@ class BrokerConfig(BaseModel):
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )
+
+    @field_validator("queued_max_request_bytes")
+    @classmethod
+    def _positive_or_unbounded(cls, value: int) -> int:
+        if value == 0:
+            raise ValueError("must be positive, or -1 for unbounded")
+        return value
+
+    @field_validator("max_connections_per_ip_overrides")
+    @classmethod
+    def _parse_overrides(cls, value: str) -> str:
+        parse_ip_overrides(value)
+        return value
+
+    @property
+    def connection_limits_per_ip(self) -> dict[str, int]:
+        """``max.connections.per.ip.overrides`` as a map."""
+        return parse_ip_overrides(self.max_connections_per_ip_overrides)
 
     @field_validator("listeners", "advertised_listeners")
     @classmethod
@@ -225,6 +284,17 @@ _PRECEDENCE = {
     "retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
     "segment.ms": ("log.roll.ms", "log.roll.hours"),
 }
+
+
+def parse_ip_overrides(text: str) -> dict[str, int]:
+    """``host:count,host:count`` (IPv6 hosts in brackets or with the last colon) as a map."""
+    limits: dict[str, int] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        host, colon, count = item.rpartition(":")
+        if not colon or not host or not count.isdigit():
+            raise ValueError(f"{item!r} is not host:count")
+        limits[host.strip("[]")] = int(count)
+    return limits
 
 
 def _explain(exc: ValidationError) -> str:

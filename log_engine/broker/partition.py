@@ -13,7 +13,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from log_engine.broker.producer_state import ProducerStateTable, SequenceCheck
-from log_engine.records import BATCH_HEADER_SIZE, BatchHeader, iter_batches, read_header
+from log_engine.errors import MalformedRecordError
+from log_engine.records import (
+    BATCH_HEADER_SIZE,
+    BatchHeader,
+    iter_batches,
+    read_header,
+    validate_batch,
+)
+from log_engine.records.record_check import check_batch_records
 from log_engine.storage.partition_log import PartitionLog
 
 _HEADER_SCAN_BYTES = 1 << 30
@@ -62,10 +70,21 @@ class Partition:
     def append(self, data: memoryview | bytes, leader_epoch: int = 0) -> AppendOutcome:
         """Append a produce request's batches after the idempotence checks.
 
-        Raises the storage layer's errors for invalid batches and
-        OutOfOrderSequence / FencedProducerEpoch; appends nothing on error.
+        Raises the storage layer's errors for invalid batches,
+        MalformedRecordError for a batch whose records are not well formed (see
+        :mod:`log_engine.records.record_check`: the one per-record pass of the
+        produce path) and OutOfOrderSequence / FencedProducerEpoch; appends
+        nothing on error.
         """
-        headers = [header for _, header in iter_batches(data, verify_crc=False)]
+        batches = list(iter_batches(data, verify_crc=False))
+        require_keys = "compact" in self.log.config.cleanup_policy
+        for pos, header in batches:
+            try:
+                check_batch_records(data, pos, header, require_keys=require_keys)
+            except MalformedRecordError:
+                validate_batch(data, pos)  # a bad CRC is the better answer when there is one
+                raise
+        headers = [header for _, header in batches]
         for header in headers:
             verdict, original = self.producers.check(header)
             if verdict is SequenceCheck.DUPLICATE and original is not None:

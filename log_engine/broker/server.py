@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
 import struct
 from typing import TYPE_CHECKING
 
+from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
 from log_engine.broker.config import Listener
 from log_engine.broker.handlers import HANDLERS, RequestContext
 from log_engine.file_slice import FileSlice
@@ -43,7 +45,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
-_RECV_BUFFER_BYTES = 256 * 1024
+_RECV_BUFFER_BYTES = 64 * 1024
+_FIRST_CHUNK_BYTES = 64 * 1024
+_MAX_CHUNK_BYTES = 1024 * 1024
+_ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
 class ConnectionClosed(Exception):
@@ -58,6 +63,13 @@ class BrokerServer:
         self._sock: socket.socket | None = None
         self._accept_task: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[None]] = set()
+        config = broker.config
+        self.quota = ConnectionQuota(
+            config.max_connections,
+            config.max_connections_per_ip,
+            config.connection_limits_per_ip,
+        )
+        self.memory = RequestMemoryPool(config.queued_max_request_bytes)
         self.port = 0
         self.address = ""
 
@@ -84,6 +96,9 @@ class BrokerServer:
             task.cancel()
         await asyncio.gather(*self._connections, return_exceptions=True)
 
+    def _closed(self, ip: str, _task: asyncio.Task[None]) -> None:
+        self.quota.release(ip)
+
     async def _accept(self) -> None:
         assert self._sock is not None
         loop = asyncio.get_running_loop()
@@ -94,21 +109,30 @@ class BrokerServer:
                 log.warning("accept failed: %s", exc)
                 await asyncio.sleep(0.1)
                 continue
+            ip = address[0]
+            if not self.quota.admit(ip):
+                client.close()
+                continue
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             client.setblocking(False)
-            conn = Connection(self._broker, client, f"{address[0]}:{address[1]}")
+            conn = Connection(self._broker, client, f"{ip}:{address[1]}", self.memory)
             task = loop.create_task(conn.run())
             self._connections.add(task)
             task.add_done_callback(self._connections.discard)
+            task.add_done_callback(functools.partial(self._closed, ip))
 
 
 class Connection:
     """One client connection: read a frame, answer it, repeat."""
 
-    def __init__(self, broker: Broker, sock: socket.socket, peer: str) -> None:
+    def __init__(
+        self, broker: Broker, sock: socket.socket, peer: str, memory: RequestMemoryPool
+    ) -> None:
         self._broker = broker
         self._sock = sock
         self._peer = peer
+        self._memory = memory
+        self._held_bytes = 0  # charged to the memory pool for the current frame
         self._loop = asyncio.get_running_loop()
         self._buffer = bytearray(_RECV_BUFFER_BYTES)
         self._start = 0
@@ -116,12 +140,17 @@ class Connection:
         config = broker.config
         self._max_frame = config.socket_request_max_bytes
         self._idle_s = config.connections_max_idle_ms / 1000
+        self._body_s = config.socket_request_body_timeout_ms / 1000
 
     async def run(self) -> None:
         try:
             while True:
                 frame = await self._read_frame()
-                await self._serve(frame)
+                try:
+                    await self._serve(frame)
+                finally:
+                    del frame
+                    self._release()
         except (ConnectionClosed, ConnectionError, TimeoutError) as exc:
             if str(exc):
                 log.info("closing connection from %s: %s", self._peer, exc)
@@ -130,7 +159,13 @@ class Connection:
         except Exception:
             log.exception("closing connection from %s after an internal error", self._peer)
         finally:
+            self._release()
             self._sock.close()
+
+    def _release(self) -> None:
+        if self._held_bytes:
+            self._memory.release(self._held_bytes)
+            self._held_bytes = 0
 
     async def _serve(self, frame: memoryview) -> None:
         try:
@@ -159,10 +194,16 @@ class Connection:
                 f"frame of {size} bytes exceeds socket.request.max.bytes ({self._max_frame})"
             )
         self._start += 4
-        async with asyncio.timeout(self._idle_s):
-            if size > len(self._buffer):
-                return await self._read_large(size)
-            await self._fill(size)
+        try:
+            async with asyncio.timeout(self._body_s):
+                if size > len(self._buffer):
+                    return await self._read_large(size)
+                await self._fill(size)
+        except TimeoutError:
+            raise ConnectionClosed(
+                f"frame of {size} bytes not complete after "
+                f"socket.request.body.timeout.ms={round(self._body_s * 1000)}"
+            ) from None
         # Copy out: the buffer is reused while handlers may still hold the frame.
         frame = memoryview(bytes(self._buffer[self._start : self._start + size]))
         self._start += size
@@ -184,17 +225,40 @@ class Connection:
             self._end += received
 
     async def _read_large(self, size: int) -> memoryview:
-        frame = bytearray(size)
-        have = self._end - self._start
-        frame[:have] = self._buffer[self._start : self._end]
+        """Read a frame larger than the receive buffer, growing it as its bytes arrive.
+
+        Each growth step (64 KiB, then the size so far, at most 1 MiB) is charged
+        to the memory pool before it is allocated; nothing is allocated for bytes
+        that have not been sent. Growing one bytearray (realloc: large blocks
+        are remapped, not copied) costs less than joining chunks.
+        """
+        frame = bytearray()
+        pending = memoryview(self._buffer)[self._start : self._end]
+        step = _FIRST_CHUNK_BYTES
+        while len(frame) < size:
+            step = min(max(step, len(pending)), size - len(frame))
+            await self._memory.acquire(step)
+            self._held_bytes += step
+            have = len(frame)
+            frame += _ZEROS[:step]
+            view = memoryview(frame)
+            try:
+                filled = min(len(pending), step)
+                view[have : have + filled] = pending[:filled]
+                pending = pending[filled:]
+                while filled < step:
+                    received = await self._loop.sock_recv_into(
+                        self._sock, view[have + filled : have + step]
+                    )
+                    if received == 0:
+                        raise ConnectionClosed("")
+                    filled += received
+            finally:
+                view.release()
+            step = min(len(frame), _MAX_CHUNK_BYTES)
+        pending.release()
         self._start = self._end = 0
-        view = memoryview(frame)
-        while have < size:
-            received = await self._loop.sock_recv_into(self._sock, view[have:])
-            if received == 0:
-                raise ConnectionClosed("")
-            have += received
-        return view
+        return memoryview(frame)
 
     async def _send(self, chunks: list[Chunk]) -> None:
         pending: list[bytes | memoryview] = []

@@ -1,8 +1,10 @@
 """Kafka's RecordBatch v2 format: varints, compression, and the batch codec.
 
-Re-exports the public names of the private modules. The broker touches only the
+Re-exports the public names of the private modules. The broker touches the
 batch header (:func:`read_header`, :func:`validate_batch`, the ``stamp_*``
-functions); clients and the compaction cleaner decode whole batches.
+functions) and, on produce only, walks the records' varints without decoding
+them (:mod:`log_engine.records.record_check`); clients and the compaction
+cleaner decode whole batches.
 """
 
 from log_engine.records.batch import (

@@ -18,7 +18,8 @@ Byte layout (big-endian; offsets into the batch)::
     61 records (compressed as one stream when a codec is set)
 
 The broker never decodes records: it reads the header (:func:`read_header`),
-checks lengths and CRC (:func:`validate_batch`) and rewrites the fields outside
+checks lengths and CRC (:func:`validate_batch`), walks the records' structure on
+produce (:mod:`log_engine.records.record_check`) and rewrites the fields outside
 the CRC (:func:`stamp_base_offset`, :func:`stamp_leader_epoch`). Clients and the
 compaction cleaner use :func:`build_batch` and :func:`decode_batch`.
 """

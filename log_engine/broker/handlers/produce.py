@@ -1,7 +1,9 @@
 """Produce and InitProducerId.
 
 Produce appends each partition's batches after validating their headers and
-CRCs (in storage) and the idempotent producer's sequence numbers. ``acks=0``
+CRCs (in storage), the structure of their records (the partition, through
+``records.record_check``; a refused record is named in ``record_errors``) and
+the idempotent producer's sequence numbers. ``acks=0``
 gets no response; ``acks=1`` and ``acks=all`` are answered after the local
 append (the ISR of a single node is the leader itself).
 """
@@ -14,7 +16,7 @@ from typing import Any
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.partition import FencedProducerEpoch, OutOfOrderSequence
 from log_engine.broker.topics import OFFSETS_TOPIC
-from log_engine.errors import LogEngineError
+from log_engine.errors import LogEngineError, MalformedRecordError
 from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
@@ -70,13 +72,25 @@ def _produce_partition(
         outcome = partition.append(records)
     except (LogEngineError, OutOfOrderSequence, FencedProducerEpoch) as exc:
         log.info("produce to %s-%d from %s refused: %s", topic, index, ctx.peer, exc)
-        return {**result, "error_code": exc.error_code, "error_message": str(exc)}
+        return {
+            **result,
+            "error_code": exc.error_code,
+            "error_message": str(exc),
+            "record_errors": _record_errors(exc),
+        }
     return {
         **result,
         "base_offset": outcome.base_offset,
         "log_append_time_ms": outcome.log_append_time_ms,
         "log_start_offset": outcome.log_start_offset,
     }
+
+
+def _record_errors(exc: Exception) -> list[dict[str, Any]]:
+    """Kafka's per-record detail (Produce v8+) for a batch refused for one record."""
+    if isinstance(exc, MalformedRecordError):
+        return [{"batch_index": exc.record_index, "batch_index_error_message": str(exc)}]
+    return []
 
 
 async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
