@@ -14,6 +14,7 @@ from tests.support.broker_process import BrokerProcess
 from tests.support.herders import HerderFactory
 from tests.support.postgres import PostgresServer
 from tests.support.standalone_process import StandaloneProcess
+from tests.support.tansu import TansuProcess, TansuUnavailable
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +23,20 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     process = BrokerProcess(tmp_path_factory.mktemp("session") / "data").start()
     yield process
     assert process.stop() == 0, process.log_text()
+
+
+@pytest.fixture(scope="session")
+def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuProcess]:
+    """Tansu, a Kafka-compatible broker that is not ours (in memory), for the session.
+
+    A missing binary that cannot be fetched fails the test with how to get it.
+    """
+    try:
+        process = TansuProcess(tmp_path_factory.mktemp("tansu")).start()
+    except TansuUnavailable as exc:
+        pytest.fail(str(exc), pytrace=False)
+    yield process
+    process.stop()
 
 
 @pytest.fixture
