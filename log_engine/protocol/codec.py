@@ -68,6 +68,8 @@ _CLIENT_SCHEMAS: dict[tuple[int, int], tuple[CompiledStruct, CompiledStruct, boo
     for key, (lo, hi) in CLIENT_VERSIONS.items()
     for version in range(lo, hi + 1)
 }
+_I16 = struct.Struct(">h")
+_UNSUPPORTED_VERSION = UnsupportedVersionError.errno
 # A safety net: the reader raises only ProtocolDecodeError, but no other decode
 # failure may escape decode_request either.
 _DECODE_FAILURES = (ProtocolDecodeError, struct.error, IndexError, UnicodeDecodeError)
@@ -197,7 +199,14 @@ def decode_response(
 
     Records fields are zero-copy ``memoryview`` slices of ``frame``. An
     ApiVersions response that does not parse at ``api_version`` is re-read as v0
-    (KIP-511: the broker did not serve our version and says which it does).
+    (KIP-511: the broker did not serve our version and says which it does); if
+    that fails too but the error code says UNSUPPORTED_VERSION, the body is that
+    error with no api ranges (the client then falls back to v0). Bytes after a
+    complete body are an error in classic versions; in flexible versions they
+    are ignored (but for ApiVersions, whose v0 fallback must be told apart), as
+    the Java client and librdkafka do (flexible versions exist
+    so that old readers can skip what they do not know, and librdkafka's mock
+    cluster writes one byte too many after flexible Metadata bodies).
     Raises :class:`CorruptResponseError` when the frame does not parse.
     """
     compiled = _CLIENT_SCHEMAS.get((api_key, api_version))
@@ -213,6 +222,8 @@ def decode_response(
     correlation_id = -1
     try:
         correlation_id = read_response_header(reader, header_flexible)
+        if schema.flexible and api_key != ApiKey.API_VERSIONS:  # see the docstring
+            return correlation_id, schema.read(reader)
         return correlation_id, _read_all(schema, reader)
     except ProtocolDecodeError as exc:
         if api_key != ApiKey.API_VERSIONS or api_version == 0 or reader.end < 4:
@@ -222,6 +233,10 @@ def decode_response(
     try:
         return correlation_id, _read_all(API_VERSIONS_RESPONSE.schema(0), reader)
     except ProtocolDecodeError as exc:
+        if reader.end >= 6 and _I16.unpack_from(reader.buf, 4)[0] == _UNSUPPORTED_VERSION:
+            # Refused, in a layout neither v0 nor ours (librdkafka's mock cluster answers
+            # a flexible request so): no range given, so the client falls back to v0.
+            return correlation_id, {"error_code": _UNSUPPORTED_VERSION, "api_keys": []}
         raise CorruptResponseError(f"{schema.name} v{api_version}: {error}") from exc
 
 

@@ -12,6 +12,7 @@ import pytest
 
 from log_engine.protocol import (
     ApiKey,
+    CorruptResponseError,
     ProtocolDecodeError,
     RequestHeader,
     decode_response,
@@ -207,3 +208,16 @@ def test_librdkafka_api_versions_v3_request_reads_back() -> None:
     assert reader.remaining == 0
     assert body["client_software_name"] == "confluent-kafka-python"
     assert body["client_software_version"]
+
+
+def test_bytes_after_a_whole_flexible_body_are_ignored_classic_ones_are_not() -> None:
+    flexible = h("00 00 00 03 | 00 | 00 00 00 00 | 00 00 | 00") + b"\x00"  # Heartbeat v4 + 1
+    assert decode_response(12, 4, flexible) == (3, {"throttle_time_ms": 0, "error_code": 0})
+    with pytest.raises(CorruptResponseError, match="trailing"):
+        decode_response(12, 3, h("00 00 00 03 | 00 00 00 00 | 00 00 | 00"))
+
+
+def test_api_versions_refusal_in_an_unknown_layout_reads_as_the_bare_error() -> None:
+    # librdkafka's mock cluster refuses ApiVersions v3+ with a body neither v0 nor v3
+    frame = h("00 00 00 01 | 00 23 | 01 | 00 12 00 00 00 02 | 00 00 00 00")
+    assert decode_response(18, 4, frame) == (1, {"error_code": 35, "api_keys": []})
