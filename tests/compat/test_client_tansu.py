@@ -1,10 +1,11 @@
 """Our client against Tansu, a Kafka-compatible broker in Rust that is not ours.
 
-Tansu 0.6.0 advertises the newest versions (flexible ones included) and
-answers the old non-flexible InitProducerId v0-1 with UNKNOWN_SERVER_ERROR, so
-an idempotent producer works only if the client negotiates a flexible version.
-Producer (idempotent by default), consumer groups and the admin client run
-against it for real.
+Tansu 0.6.0 advertises the newest versions (flexible ones included) but
+answers InitProducerId v0-2 with UNKNOWN_SERVER_ERROR (v3+, which carry the
+producer id and epoch, work), so an idempotent producer works only if the
+client negotiates v3 or later, a flexible version. Tansu does check producer
+sequences (duplicates, gaps, fenced epochs). Producer (idempotent by default),
+consumer groups and the admin client run against it for real.
 """
 
 from __future__ import annotations
