@@ -252,8 +252,9 @@ def _tag_section_reader(name: str, tagged: Mapping[int, tuple[str, Codec, Any]])
     if not tagged:
 
         def skip_all(reader: Reader, out: dict[str, Any]) -> None:
-            if reader.buf[reader.pos : reader.pos + 1] == EMPTY_TAGGED_FIELDS:
-                reader.pos += 1  # the common case: no tagged fields
+            pos = reader.pos
+            if pos < reader.end and reader.buf[pos] == 0:
+                reader.pos = pos + 1  # the common case: no tagged fields
             else:
                 reader.tagged_fields()  # unknown tags: read past them
 

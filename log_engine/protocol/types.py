@@ -63,6 +63,8 @@ def uvarint_bytes(value: int) -> bytes:
     """An unsigned varint (7 bits a byte, low group first, high bit = more)."""
     if 0 <= value < 0x80:
         return _UVARINT_ONE_BYTE[value]
+    if 0x80 <= value < 0x4000:  # lengths of up to 16 KiB: two bytes
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
     if value < 0 or value > UVARINT32_MAX:
         raise ValueError(f"unsigned varint {value} outside [0, {UVARINT32_MAX}]")
     out = bytearray()
