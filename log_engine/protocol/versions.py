@@ -15,8 +15,8 @@ ones badly (Kafka 4.0 dropped many old versions; Tansu 0.6.0 advertises
 InitProducerId v0-5 but answers v0-2 with UNKNOWN_SERVER_ERROR). The client
 picks, per API, the highest version in both this table and the broker's
 ApiVersions answer, so against a Sluice broker it still speaks the classic
-versions above. Where the client stops
-short of the newest spec version, the row says why.
+versions above. Where the client stops short of the newest spec version, the
+row says why.
 
 The message declarations (``apis/``) cover the union of the two tables.
 """
