@@ -84,9 +84,9 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
 CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
     {
         ApiKey.PRODUCE: (3, 11),
-        # v13+ names topics by id only: the fetcher would need the topic ids from
-        # Metadata v10+ for every partition it reads; not done yet.
-        ApiKey.FETCH: (4, 12),
+        # v13+ names topics by id only: the fetcher sends it when Metadata v10+ gave
+        # an id for every topic of the request, else v12 at most.
+        ApiKey.FETCH: (4, 17),
         ApiKey.LIST_OFFSETS: (1, 10),
         ApiKey.METADATA: (0, 12),
         ApiKey.OFFSET_COMMIT: (2, 9),

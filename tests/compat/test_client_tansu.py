@@ -64,6 +64,7 @@ def test_versions_negotiated_with_tansu_are_the_newest_both_speak(tansu: TansuPr
     assert versions[ApiKey.INIT_PRODUCER_ID] == 5
     assert versions[ApiKey.PRODUCE] == 11
     assert versions[ApiKey.API_VERSIONS] == 4
+    assert versions[ApiKey.FETCH] == 17  # topics by id: the consumer tests below use it
 
 
 def test_idempotent_producer_and_group_consumer(tansu: TansuProcess) -> None:
