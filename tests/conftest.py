@@ -31,10 +31,13 @@ def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuProcess]:
 
     A missing binary that cannot be fetched fails the test with how to get it.
     """
+    missing = ""
     try:
         process = TansuProcess(tmp_path_factory.mktemp("tansu")).start()
     except TansuUnavailable as exc:
-        pytest.fail(str(exc), pytrace=False)
+        missing = str(exc)
+    if missing:
+        pytest.fail(missing, pytrace=False)
     yield process
     process.stop()
 
