@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import uuid
 
 import confluent_kafka
 import pytest
@@ -222,3 +223,31 @@ def test_api_versions_refusal_in_an_unknown_layout_reads_as_the_bare_error() -> 
     # librdkafka's mock cluster refuses ApiVersions v3+ with a body neither v0 nor v3
     frame = h("00 00 00 01 | 00 23 | 01 | 00 12 00 00 00 02 | 00 00 00 00")
     assert decode_response(18, 4, frame) == (1, {"error_code": 35, "api_keys": []})
+
+
+def test_fetch_v13_request_names_the_topic_by_id() -> None:
+    topic_id = uuid.UUID("0102030405060708090a0b0c0d0e0f10")
+    body = {
+        "max_wait_ms": 500,
+        "min_bytes": 1,
+        "topics": [
+            {
+                "topic": "ignored at v13",
+                "topic_id": topic_id,
+                "partitions": [
+                    {"partition": 0, "fetch_offset": 5, "partition_max_bytes": 1 << 20}
+                ],
+            }
+        ],
+    }
+    expected = h(
+        "00 00 00 5b | 00 01 00 0d | 00 00 00 03 | ff ff | 00"  # Fetch v13, header v2
+        "| ff ff ff ff | 00 00 01 f4 | 00 00 00 01 | 7f ff ff ff"  # replica, wait, min, max
+        "| 00 | 00 00 00 00 | ff ff ff ff"  # isolation, session id, session epoch
+        "| 02 | 01 02 03 04 05 06 07 08 09 0a 0b 0c 0d 0e 0f 10"  # 1 topic, by id only
+        "| 02 | 00 00 00 00 | ff ff ff ff"  # 1 partition: index 0, current leader epoch
+        "| 00 00 00 00 00 00 00 05 | ff ff ff ff"  # fetch offset 5, last fetched epoch
+        "| ff ff ff ff ff ff ff ff | 00 10 00 00 | 00"  # log start offset, max bytes, tags
+        "| 00 | 01 | 01 | 00"  # topic tags, no forgotten topics, rack "", body tags
+    )
+    assert encode_request(1, 13, 3, None, body) == expected
