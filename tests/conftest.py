@@ -14,6 +14,7 @@ from harness.broker_process import BrokerProcess
 from harness.postgres import PostgresServer
 from harness.standalone_process import StandaloneProcess
 from tests.support.herders import HerderFactory
+from harness.tansu import TansuProcess, TansuUnavailable
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +23,23 @@ def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     process = BrokerProcess(tmp_path_factory.mktemp("session") / "data").start()
     yield process
     assert process.stop() == 0, process.log_text()
+
+
+@pytest.fixture(scope="session")
+def tansu(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TansuProcess]:
+    """Tansu, a Kafka-compatible broker that is not ours (in memory), for the session.
+
+    A missing binary that cannot be fetched fails the test with how to get it.
+    """
+    missing = ""
+    try:
+        process = TansuProcess(tmp_path_factory.mktemp("tansu")).start()
+    except TansuUnavailable as exc:
+        missing = str(exc)
+    if missing:
+        pytest.fail(missing, pytrace=False)
+    yield process
+    process.stop()
 
 
 @pytest.fixture

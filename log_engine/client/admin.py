@@ -33,6 +33,7 @@ from log_engine.client.cluster import Cluster
 from log_engine.client.config import AdminConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.consumer_protocol import Assignment, ConsumerProtocolError
+from log_engine.client.coordinator_lookup import find_coordinator
 from log_engine.client.offsets import (
     EARLIEST,
     LATEST,
@@ -126,7 +127,12 @@ class Admin:
 
     async def delete_topics(self, names: Iterable[str], *, if_exists: bool = False) -> None:
         """Delete topics; with ``if_exists`` a missing topic is not an error."""
-        body = {"topic_names": list(names), "timeout_ms": self.config.request_timeout_ms}
+        names = list(names)
+        body = {
+            "topic_names": names,  # v0-5
+            "topics": [{"name": name} for name in names],  # v6+: by name or id
+            "timeout_ms": self.config.request_timeout_ms,
+        }
         response = await self._to_controller(ApiKey.DELETE_TOPICS, body)
         for result in response["responses"]:
             code = result["error_code"]
@@ -391,10 +397,9 @@ class Admin:
 
     async def _coordinator(self, group_id: str) -> BrokerConnection:
         conn = await self._cluster.any_connection()
-        response = await conn.send(ApiKey.FIND_COORDINATOR, {"key": group_id, "key_type": 0})
-        errors.check_error(response["error_code"], f"FindCoordinator({group_id})")
-        self._cluster.add_broker(response["node_id"], response["host"], response["port"])
-        return await self._cluster.connection(response["node_id"])
+        found = await find_coordinator(conn, group_id)
+        self._cluster.add_broker(found.node_id, found.host, found.port)
+        return await self._cluster.connection(found.node_id)
 
 
 _TOPIC_ALREADY_EXISTS = 36

@@ -15,6 +15,7 @@ import asyncio
 import logging
 import random
 import time
+import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,9 @@ from log_engine.client.connection import BrokerConnection
 from log_engine.client.types import TopicPartition
 from log_engine.protocol import ApiKey
 from log_engine.protocol.error_codes import ErrorCode
+
+NO_TOPIC_ID = uuid.UUID(int=0)
+"""Kafka's "no topic id": what a broker below Metadata v10 (or a Sluice broker) gives."""
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,8 @@ class TopicInfo:
     error_code: int
     is_internal: bool
     partitions: dict[int, PartitionInfo] = field(default_factory=dict)
+    topic_id: uuid.UUID = NO_TOPIC_ID
+    """The topic's id (Metadata v10+), or all zeros when the broker gave none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +109,13 @@ class ClusterMetadata:
                 )
                 for p in t["partitions"]
             }
-            topics[name] = TopicInfo(name, t["error_code"], t.get("is_internal", False), parts)
+            topics[name] = TopicInfo(
+                name,
+                t["error_code"],
+                t.get("is_internal", False),
+                parts,
+                t.get("topic_id", NO_TOPIC_ID),
+            )
         return ClusterMetadata(
             brokers, topics, body.get("controller_id", -1), body.get("cluster_id")
         )

@@ -7,10 +7,12 @@ requests of one connection in order, so a response for anything but the oldest
 pending request means the stream is broken and the connection is closed.
 
 On connect the connection negotiates versions (KIP-511): it sends ApiVersions
-v2; a broker that does not know v2 answers with a v0 body carrying error 35
-and its own ApiVersions range, and the request is repeated at that version.
-For every other API the connection then uses the highest version that both
-``SUPPORTED_VERSIONS`` and the broker allow.
+at the newest version the client speaks (v4, flexible, naming the client
+software); a broker that does not know it answers with a v0 body carrying
+error 35 and its own ApiVersions range (a Sluice broker serves v0-2), and the
+request is repeated at the highest version both sides know. For every other
+API the connection then uses the highest version that both ``CLIENT_VERSIONS``
+(what the client speaks, flexible versions included) and the broker allow.
 
 Failures are retriable Kafka errors: a dropped or refused connection is
 ``NETWORK_EXCEPTION``, a request without a response within its timeout is
@@ -30,14 +32,16 @@ from typing import Any
 
 from log_engine.client import errors
 from log_engine.client.config import ClientConfig
-from log_engine.protocol import SUPPORTED_VERSIONS, ApiKey, decode_response, encode_request
+from log_engine.protocol import ApiKey, decode_response, encode_request
 from log_engine.protocol.error_codes import ErrorCode
+from log_engine.protocol.versions import CLIENT_VERSIONS
 
 log = logging.getLogger(__name__)
 
 _SIZE = struct.Struct(">i")
 _STREAM_LIMIT_BYTES = 4 * 1024 * 1024  # reader buffer high-water mark
-_APIVERSIONS_PREFERRED = 2
+_APIVERSIONS_PREFERRED = CLIENT_VERSIONS[ApiKey.API_VERSIONS][1]
+_CLIENT_SOFTWARE = {"client_software_name": "sluice", "client_software_version": "0.1.0"}
 _INT32_MAX = 2**31 - 1
 
 
@@ -205,15 +209,15 @@ class BrokerConnection:
         self._read_task = asyncio.get_running_loop().create_task(self._read_loop())
 
     async def _negotiate_versions(self) -> None:
-        version = min(_APIVERSIONS_PREFERRED, SUPPORTED_VERSIONS[ApiKey.API_VERSIONS][1])
-        body = await self.send(ApiKey.API_VERSIONS, {}, version=version)
+        version = _APIVERSIONS_PREFERRED
+        body = await self.send(ApiKey.API_VERSIONS, _CLIENT_SOFTWARE, version=version)
         if body["error_code"] == ErrorCode.UNSUPPORTED_VERSION and version > 0:
             broker_max = next(
                 (k["max_version"] for k in body["api_keys"] if k["api_key"] == ApiKey.API_VERSIONS),
                 0,
             )
             version = max(0, min(broker_max, version))
-            body = await self.send(ApiKey.API_VERSIONS, {}, version=version)
+            body = await self.send(ApiKey.API_VERSIONS, _CLIENT_SOFTWARE, version=version)
         errors.check_error(body["error_code"], f"ApiVersions v{version} to {self.host}:{self.port}")
         self._versions = choose_versions(body["api_keys"])
 
@@ -314,14 +318,14 @@ class BrokerConnection:
 
 
 def choose_versions(broker_ranges: list[dict[str, Any]]) -> dict[ApiKey, int]:
-    """Per API, the highest version in both ``SUPPORTED_VERSIONS`` and the broker's range."""
+    """Per API, the highest version in both ``CLIENT_VERSIONS`` and the broker's range."""
     chosen: dict[ApiKey, int] = {}
     for entry in broker_ranges:
         try:
             api_key = ApiKey(entry["api_key"])
         except ValueError:
             continue
-        ours = SUPPORTED_VERSIONS.get(api_key)
+        ours = CLIENT_VERSIONS.get(api_key)
         if ours is None:
             continue
         high = min(ours[1], entry["max_version"])

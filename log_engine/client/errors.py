@@ -28,6 +28,8 @@ METADATA_ERRORS = frozenset(
         ErrorCode.NOT_LEADER_OR_FOLLOWER,
         ErrorCode.FENCED_LEADER_EPOCH,
         ErrorCode.UNKNOWN_LEADER_EPOCH,
+        ErrorCode.UNKNOWN_TOPIC_ID,
+        ErrorCode.INCONSISTENT_TOPIC_ID,
     }
 )
 # Errors after which the group coordinator must be looked up again.

@@ -13,6 +13,10 @@ still polling the previous data. Queued bytes are bounded by
 may start mid-batch), control batches, batches of aborted transactions under
 ``read_committed``, and a trailing partial batch (the broker cuts responses at
 a byte limit, not at a batch boundary).
+
+Fetch v13+ names topics by id only: a request goes out at v13+ when the
+metadata has an id for every topic in it (Metadata v10+), else at v12 at most;
+answers are mapped back from id to name.
 """
 
 from __future__ import annotations
@@ -20,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import struct
+import uuid
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
 from log_engine.client import errors
-from log_engine.client.cluster import Cluster
+from log_engine.client.cluster import NO_TOPIC_ID, Cluster
 from log_engine.client.config import ConsumerConfig
 from log_engine.client.subscription import PartitionState, SubscriptionState
 from log_engine.client.types import ConsumerRecord, TopicPartition
@@ -38,6 +43,7 @@ log = logging.getLogger(__name__)
 _BATCH_PREFIX = struct.Struct(">qi")  # baseOffset, batchLength
 _LAST_OFFSET_DELTA = struct.Struct(">i")
 _LOG_OVERHEAD = 12
+_FETCH_BY_TOPIC_ID = 13  # the first Fetch version that names topics by id only
 _CONTROL_ABORT = 0
 _ISOLATION = {"read_uncommitted": 0, "read_committed": 1}
 
@@ -167,15 +173,23 @@ class Fetcher:
         requested = {tp: (state.epoch, state.fetch_offset) for tp, state in partitions}
         try:
             conn = await self._cluster.connection(node)
+            version = conn.api_version(ApiKey.FETCH)
+            ids = self._topic_ids(partitions)
+            if ids is None:
+                version = min(version, _FETCH_BY_TOPIC_ID - 1)
+                ids = {}
             response = await conn.send(
                 ApiKey.FETCH,
-                self._request_body(partitions),
+                self._request_body(partitions, ids),
+                version=version,
                 timeout_ms=self._config.request_timeout_ms + self._config.fetch_max_wait_ms,
             )
             errors.check_error(response.get("error_code", 0), f"Fetch from broker {node}")
+            names = {topic_id: name for name, topic_id in ids.items()}
             for topic in response["responses"]:
+                name = topic["topic"] or names.get(topic["topic_id"], "")
                 for part in topic["partitions"]:
-                    tp = TopicPartition(topic["topic"], part["partition_index"])
+                    tp = TopicPartition(name, part["partition_index"])
                     if tp in requested:
                         self._handle_partition(tp, part, *requested[tp])
         except errors.KafkaError as exc:
@@ -187,8 +201,21 @@ class Fetcher:
             self._fetching.difference_update(requested)
             self.wakeup()
 
-    def _request_body(
+    def _topic_ids(
         self, partitions: list[tuple[TopicPartition, PartitionState]]
+    ) -> dict[str, uuid.UUID] | None:
+        """The id of each topic in ``partitions``, or None if one has none."""
+        ids: dict[str, uuid.UUID] = {}
+        topics = self._cluster.metadata.topics
+        for tp, _ in partitions:
+            info = topics.get(tp.topic)
+            if info is None or info.topic_id == NO_TOPIC_ID:
+                return None
+            ids[tp.topic] = info.topic_id
+        return ids
+
+    def _request_body(
+        self, partitions: list[tuple[TopicPartition, PartitionState]], ids: dict[str, uuid.UUID]
     ) -> dict[str, Any]:
         topics: dict[str, list[dict[str, int]]] = {}
         for tp, state in partitions:
@@ -210,7 +237,10 @@ class Fetcher:
             "isolation_level": _ISOLATION[self._config.isolation_level],
             "session_id": 0,
             "session_epoch": -1,
-            "topics": [{"topic": t, "partitions": ps} for t, ps in topics.items()],
+            "topics": [
+                {"topic": t, "topic_id": ids.get(t, NO_TOPIC_ID), "partitions": ps}
+                for t, ps in topics.items()
+            ],
             "forgotten_topics_data": [],
             "rack_id": "",
         }

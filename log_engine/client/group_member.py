@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from log_engine.client import errors
 from log_engine.client.cluster import Cluster
 from log_engine.client.connection import BrokerConnection
+from log_engine.client.coordinator_lookup import find_coordinator
 from log_engine.protocol import ApiKey
 from log_engine.protocol.error_codes import ErrorCode
 
@@ -219,11 +220,9 @@ class GroupMember:
 
     async def _find_coordinator(self) -> None:
         conn = await self._cluster.any_connection()
-        body = {"key": self.settings.group_id, "key_type": 0}
-        response = await conn.send(ApiKey.FIND_COORDINATOR, body)
-        errors.check_error(response["error_code"], f"FindCoordinator({self.settings.group_id})")
-        self._cluster.add_broker(response["node_id"], response["host"], response["port"])
-        self._coordinator_id = response["node_id"]
+        found = await find_coordinator(conn, self.settings.group_id)
+        self._cluster.add_broker(found.node_id, found.host, found.port)
+        self._coordinator_id = found.node_id
 
     async def _join_and_sync(self) -> None:
         conn = await self.coordinator()

@@ -117,7 +117,14 @@ async def fetch_committed(
         if wanted is None
         else [{"name": t, "partition_indexes": ps} for t, ps in group_by_topic(wanted).items()]
     )
-    response = await conn.send(ApiKey.OFFSET_FETCH, {"group_id": group_id, "topics": topics})
+    body = {
+        "group_id": group_id,  # v0-7
+        "topics": topics,
+        "groups": [{"group_id": group_id, "topics": topics}],  # v8+: a batch of groups
+    }
+    response = await conn.send(ApiKey.OFFSET_FETCH, body)
+    if response["groups"]:  # v8+: the answer for our one group
+        response = response["groups"][0]
     errors.check_error(response.get("error_code", 0), f"OffsetFetch for group {group_id}")
     out: dict[TopicPartition, OffsetAndMetadata | None] = dict.fromkeys(wanted or ())
     for topic in response["topics"]:

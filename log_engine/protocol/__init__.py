@@ -1,10 +1,12 @@
-"""The Kafka wire protocol, classic (non-flexible) versions: our own codec.
+"""The Kafka wire protocol, classic and flexible (KIP-482) versions: our own codec.
 
 Bodies are plain dicts with snake_case keys named after the spec's fields
 (``TopicData`` -> ``topic_data``); nested structs are dicts, arrays lists, null
 arrays None; records stay opaque (``memoryview`` slices when decoded, bytes or
 ``FileSlice`` pieces when encoded). One module per API family declares the
-messages (``apis/``); :data:`SUPPORTED_VERSIONS` is the one version table.
+messages (``apis/``). Two version tables: :data:`SUPPORTED_VERSIONS`, what
+the broker serves (classic versions only), and :data:`CLIENT_VERSIONS`, what
+our client speaks to any broker (up to the newest, flexible ones included).
 
 Broker::
 
@@ -39,9 +41,15 @@ from log_engine.protocol.errors import (
 )
 from log_engine.protocol.headers import RequestHeader
 from log_engine.protocol.types import Chunk
-from log_engine.protocol.versions import SUPPORTED_VERSIONS, ApiKey, api_version_entries
+from log_engine.protocol.versions import (
+    CLIENT_VERSIONS,
+    SUPPORTED_VERSIONS,
+    ApiKey,
+    api_version_entries,
+)
 
 __all__ = [
+    "CLIENT_VERSIONS",
     "SUPPORTED_VERSIONS",
     "ApiKey",
     "Chunk",

@@ -11,6 +11,10 @@ is the KIP-511 answer to an ApiVersions request at a version we do not serve.
 Client side: :func:`encode_request` builds one complete request frame (bytes)
 and :func:`decode_response` reads a response frame, raising
 :class:`CorruptResponseError` when it does not parse.
+
+Flexible versions get request header v2 and response header v1 (ApiVersions
+responses keep header v0). Every version of both tables (``SUPPORTED_VERSIONS``
+for the broker, ``CLIENT_VERSIONS`` for the client) is compiled once, at import.
 """
 
 from __future__ import annotations
@@ -33,14 +37,15 @@ from log_engine.protocol.headers import (
     RequestHeader,
     read_request_header,
     read_response_header,
+    response_header_flexible,
     write_request_header,
     write_response_header,
 )
 from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import Chunk, Reader, Writer
-from log_engine.protocol.versions import SUPPORTED_VERSIONS, ApiKey
+from log_engine.protocol.versions import CLIENT_VERSIONS, SUPPORTED_VERSIONS, ApiKey
 
-# Every supported (api key, version), compiled at import: a wrong declaration fails
+# Every served (api key, version), compiled at import: a wrong declaration fails
 # here, and the hot path is one dict lookup.
 _REQUEST_SCHEMAS: dict[tuple[int, int], CompiledStruct] = {
     (key, version): REQUESTS[key].schema(version)
@@ -52,6 +57,19 @@ _RESPONSE_SCHEMAS: dict[tuple[int, int], CompiledStruct] = {
     for key, (lo, hi) in SUPPORTED_VERSIONS.items()
     for version in range(lo, hi + 1)
 }
+# Every version the client speaks: (request schema, response schema, whether the
+# response has header v1), compiled at import as well.
+_CLIENT_SCHEMAS: dict[tuple[int, int], tuple[CompiledStruct, CompiledStruct, bool]] = {
+    (key, version): (
+        REQUESTS[key].schema(version),
+        RESPONSES[key].schema(version),
+        response_header_flexible(key, RESPONSES[key].is_flexible(version)),
+    )
+    for key, (lo, hi) in CLIENT_VERSIONS.items()
+    for version in range(lo, hi + 1)
+}
+_I16 = struct.Struct(">h")
+_UNSUPPORTED_VERSION = UnsupportedVersionError.errno
 # A safety net: the reader raises only ProtocolDecodeError, but no other decode
 # failure may escape decode_request either.
 _DECODE_FAILURES = (ProtocolDecodeError, struct.error, IndexError, UnicodeDecodeError)
@@ -74,6 +92,8 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
     if not client_id_ok:
         raise InvalidRequestError("malformed client_id in the request header", header=header)
     try:
+        if schema.flexible:  # request header v2: its tagged fields follow client_id
+            reader.tagged_fields()
         body = schema.read(reader)
     except _DECODE_FAILURES as exc:
         raise InvalidRequestError(
@@ -102,7 +122,8 @@ def _refusal(header: RequestHeader) -> InvalidRequestError | UnsupportedVersionE
 def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
     """Encode the response to ``header``'s request: the complete frame, in chunks.
 
-    The first chunk starts with the size prefix and the response header v0.
+    The first chunk starts with the size prefix and the response header (v0, or
+    v1 for a flexible version other than ApiVersions).
     A records field may be None, bytes-like, or a list of ``bytes | FileSlice``
     pieces; each piece becomes its own chunk (not copied), so the caller can
     ``sendfile`` the slices. Raises :class:`EncodeError` if ``body`` does not fit.
@@ -111,7 +132,9 @@ def encode_response(header: RequestHeader, body: dict[str, Any]) -> list[Chunk]:
     if schema is None:
         schema = schema_for(header.api_key, header.api_version, "response")
     writer = Writer(reserve=4)
-    write_response_header(writer, header.correlation_id)
+    write_response_header(
+        writer, header.correlation_id, response_header_flexible(header.api_key, schema.flexible)
+    )
     try:
         schema.write(writer, body)
     except EncodeError as exc:
@@ -144,17 +167,23 @@ def encode_request(
     client_id: str | None,
     body: dict[str, Any],
 ) -> bytes:
-    """Encode a request frame (size prefix, request header v1, body) as one bytes.
+    """Encode a request frame (size prefix, request header v1 or v2, body) as one bytes.
 
     Records fields are copied in. ``ValueError`` for an api or version we have
     no schema for; :class:`EncodeError` if ``body`` does not fit.
     """
-    try:
-        schema = schema_for(api_key, api_version, "request")
-    except KeyError:
-        raise ValueError(f"no request schema for api key {api_key}") from None
+    compiled = _CLIENT_SCHEMAS.get((api_key, api_version))
+    if compiled is not None:
+        schema = compiled[0]
+    else:
+        try:
+            schema = schema_for(api_key, api_version, "request")
+        except KeyError:
+            raise ValueError(f"no request schema for api key {api_key}") from None
     writer = Writer(inline=True, reserve=4)
-    write_request_header(writer, RequestHeader(api_key, api_version, correlation_id, client_id))
+    write_request_header(
+        writer, RequestHeader(api_key, api_version, correlation_id, client_id), schema.flexible
+    )
     try:
         schema.write(writer, body)
     except EncodeError as exc:
@@ -170,16 +199,31 @@ def decode_response(
 
     Records fields are zero-copy ``memoryview`` slices of ``frame``. An
     ApiVersions response that does not parse at ``api_version`` is re-read as v0
-    (KIP-511: the broker did not serve our version and says which it does).
+    (KIP-511: the broker did not serve our version and says which it does); if
+    that fails too but the error code says UNSUPPORTED_VERSION, the body is that
+    error with no api ranges (the client then falls back to v0). Bytes after a
+    complete body are an error in classic versions; in flexible versions they
+    are ignored (but for ApiVersions, whose v0 fallback must be told apart), as
+    the Java client and librdkafka do (flexible versions exist
+    so that old readers can skip what they do not know, and librdkafka's mock
+    cluster writes one byte too many after flexible Metadata bodies).
     Raises :class:`CorruptResponseError` when the frame does not parse.
     """
-    try:
-        schema = schema_for(api_key, api_version, "response")
-    except KeyError:
-        raise ValueError(f"no response schema for api key {api_key}") from None
+    compiled = _CLIENT_SCHEMAS.get((api_key, api_version))
+    if compiled is not None:
+        _, schema, header_flexible = compiled
+    else:
+        try:
+            schema = schema_for(api_key, api_version, "response")
+        except KeyError:
+            raise ValueError(f"no response schema for api key {api_key}") from None
+        header_flexible = response_header_flexible(api_key, schema.flexible)
     reader = Reader(frame)
+    correlation_id = -1
     try:
-        correlation_id = read_response_header(reader)
+        correlation_id = read_response_header(reader, header_flexible)
+        if schema.flexible and api_key != ApiKey.API_VERSIONS:  # see the docstring
+            return correlation_id, schema.read(reader)
         return correlation_id, _read_all(schema, reader)
     except ProtocolDecodeError as exc:
         if api_key != ApiKey.API_VERSIONS or api_version == 0 or reader.end < 4:
@@ -189,6 +233,10 @@ def decode_response(
     try:
         return correlation_id, _read_all(API_VERSIONS_RESPONSE.schema(0), reader)
     except ProtocolDecodeError as exc:
+        if reader.end >= 6 and _I16.unpack_from(reader.buf, 4)[0] == _UNSUPPORTED_VERSION:
+            # Refused, in a layout neither v0 nor ours (librdkafka's mock cluster answers
+            # a flexible request so): no range given, so the client falls back to v0.
+            return correlation_id, {"error_code": _UNSUPPORTED_VERSION, "api_keys": []}
         raise CorruptResponseError(f"{schema.name} v{api_version}: {error}") from exc
 
 

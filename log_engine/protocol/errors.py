@@ -93,6 +93,8 @@ changing anything: metadata is stale, a leader moves, a coordinator loads) and
         ├── UnstableOffsetCommitError       88  retriable
         ├── ThrottlingQuotaExceededError    89  retriable
         ├── ProducerFencedError             90
+        ├── UnknownTopicIdError            100  retriable
+        ├── InconsistentTopicIdError       103  retriable
         └── UnrecognizedKafkaError              any other code (error_for_code makes one
                                                 subclass per unknown number, cached)
 """
@@ -505,6 +507,16 @@ class ThrottlingQuotaExceededError(
 
 class ProducerFencedError(KafkaError, errno=90, message="PRODUCER_FENCED"):
     """A newer producer with the same transactional id exists."""
+
+
+class UnknownTopicIdError(KafkaError, errno=100, message="UNKNOWN_TOPIC_ID", retriable=True):
+    """This broker does not know the topic id (metadata may be stale)."""
+
+
+class InconsistentTopicIdError(
+    KafkaError, errno=103, message="INCONSISTENT_TOPIC_ID", retriable=True
+):
+    """The topic id does not match the topic's (it was deleted and re-created)."""
 
 
 class UnrecognizedKafkaError(KafkaError):

@@ -1,9 +1,12 @@
-"""The primitive types of Kafka's classic (non-flexible) encoding.
+"""The primitive types of Kafka's encodings, classic and flexible (KIP-482).
 
-All integers are big-endian. Strings carry an ``int16`` length, bytes, records
-and arrays an ``int32`` length; ``-1`` marks null where the field is nullable.
-No compact (varint) encodings and no tagged fields: Sluice advertises only
-non-flexible versions.
+All integers are big-endian. Classic versions: strings carry an ``int16``
+length, bytes, records and arrays an ``int32`` length; ``-1`` marks null where
+the field is nullable. Flexible versions use the *compact* forms instead: an
+unsigned varint holding length + 1 (``0`` marks null), and every struct ends
+with a tagged-field section (an unsigned-varint count, then per field its tag,
+its size and its bytes; ``00`` when empty). The schema DSL picks the classic or
+compact form of each type per version (see :func:`compact_variant`).
 
 :class:`Reader` reads from a ``memoryview`` with a position and checks every
 length against the bytes that remain, raising :class:`ProtocolDecodeError`
@@ -50,6 +53,26 @@ _NULL16 = _I16.pack(-1)
 _NULL32 = _I32.pack(-1)
 INT16_MAX = 0x7FFF
 INT32_MAX = 0x7FFFFFFF
+UVARINT32_MAX = 0xFFFFFFFF
+_UVARINT_ONE_BYTE = tuple(bytes((n,)) for n in range(0x80))
+EMPTY_TAGGED_FIELDS = b"\x00"
+"""A tagged-field section with no fields: a count of zero."""
+
+
+def uvarint_bytes(value: int) -> bytes:
+    """An unsigned varint (7 bits a byte, low group first, high bit = more)."""
+    if 0 <= value < 0x80:
+        return _UVARINT_ONE_BYTE[value]
+    if 0x80 <= value < 0x4000:  # lengths of up to 16 KiB: two bytes
+        return bytes(((value & 0x7F) | 0x80, value >> 7))
+    if value < 0 or value > UVARINT32_MAX:
+        raise ValueError(f"unsigned varint {value} outside [0, {UVARINT32_MAX}]")
+    out = bytearray()
+    while value >= 0x80:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 class Reader:
@@ -157,6 +180,100 @@ class Reader:
             )
         return n
 
+    # -- flexible versions (compact encodings) -----------------------------------------
+
+    def uvarint(self) -> int:
+        """An unsigned varint of at most 5 bytes (a uint32)."""
+        buf = self.buf
+        pos = self.pos
+        end = self.end
+        if pos >= end:
+            raise ProtocolDecodeError(f"truncated: varint needed at offset {pos}, 0 bytes left")
+        byte = buf[pos]
+        if byte < 0x80:
+            self.pos = pos + 1
+            return int(byte)
+        value = byte & 0x7F
+        shift = 7
+        start = pos
+        while True:
+            pos += 1
+            if pos >= end:
+                raise ProtocolDecodeError(f"truncated varint at offset {start}")
+            byte = buf[pos]
+            value |= (byte & 0x7F) << shift
+            if byte < 0x80:
+                break
+            shift += 7
+            if shift > 28:
+                raise ProtocolDecodeError(f"varint longer than 5 bytes at offset {start}")
+        if value > UVARINT32_MAX:
+            raise ProtocolDecodeError(f"varint {value} at offset {start} overflows uint32")
+        self.pos = pos + 1
+        return value
+
+    def _compact_length(self, nullable: bool, what: str) -> int:
+        """A compact length (varint N+1): N, or -1 for null when ``nullable``."""
+        n = self.uvarint() - 1
+        if n == -1 and not nullable:
+            raise ProtocolDecodeError(f"null {what} at offset {self.pos} is not allowed")
+        return n
+
+    def compact_string(self) -> str:
+        return self._utf8(self._compact_length(False, "string"))
+
+    def compact_nullable_string(self) -> str | None:
+        n = self._compact_length(True, "string")
+        return None if n == -1 else self._utf8(n)
+
+    def compact_bytes(self) -> bytes:
+        n = self._compact_length(False, "bytes")
+        pos = self.skip(n)
+        return bytes(self.buf[pos : pos + n])
+
+    def compact_nullable_bytes(self) -> bytes | None:
+        n = self._compact_length(True, "bytes")
+        if n == -1:
+            return None
+        pos = self.skip(n)
+        return bytes(self.buf[pos : pos + n])
+
+    def compact_records(self) -> memoryview | None:
+        """A compact records field: a zero-copy slice of the frame, or None."""
+        n = self._compact_length(True, "records")
+        if n == -1:
+            return None
+        pos = self.skip(n)
+        return self.buf[pos : pos + n]
+
+    def compact_array_length(self, item_size_min: int, nullable: bool) -> int:
+        """A compact array count (-1 for null), refused if the frame cannot hold it."""
+        n = self._compact_length(nullable, "array")
+        if n > 0 and n * max(item_size_min, 1) > self.end - self.pos:
+            raise ProtocolDecodeError(
+                f"array of {n} items cannot fit in the {self.end - self.pos} bytes left"
+            )
+        return n
+
+    def tagged_fields(self) -> list[tuple[int, memoryview]]:
+        """A tagged-field section: ``(tag, data)`` pairs, tags strictly ascending."""
+        count = self.uvarint()
+        if count == 0:
+            return []
+        if count > self.end - self.pos:
+            raise ProtocolDecodeError(f"{count} tagged fields cannot fit in the bytes left")
+        fields: list[tuple[int, memoryview]] = []
+        last = -1
+        for _ in range(count):
+            tag = self.uvarint()
+            if tag <= last:
+                raise ProtocolDecodeError(f"tag {tag} after tag {last}: tags must ascend")
+            last = tag
+            size = self.uvarint()
+            pos = self.skip(size)
+            fields.append((tag, self.buf[pos : pos + size]))
+        return fields
+
 
 class Writer:
     """Builds an encoded frame: a ``bytearray`` plus attached zero-copy chunks."""
@@ -231,6 +348,59 @@ class Writer:
         self.buf += _I32.pack(sum(_piece_size(piece) for piece in value))
         for piece in value:
             self.attach(piece)
+
+    # -- flexible versions (compact encodings) -----------------------------------------
+
+    def uvarint(self, value: int) -> None:
+        self.buf += uvarint_bytes(value)
+
+    def compact_string(self, value: str) -> None:
+        if value is None:
+            raise ValueError("null for a non-nullable string")
+        data = value.encode("utf-8")
+        if len(data) > INT16_MAX:  # Kafka's limit for strings in every encoding
+            raise ValueError(f"string of {len(data)} bytes is longer than {INT16_MAX}")
+        self.buf += uvarint_bytes(len(data) + 1)
+        self.buf += data
+
+    def compact_nullable_string(self, value: str | None) -> None:
+        if value is None:
+            self.buf += b"\x00"
+        else:
+            self.compact_string(value)
+
+    def compact_bytes(self, value: bytes | bytearray | memoryview) -> None:
+        if value is None:
+            raise ValueError("null for non-nullable bytes")
+        self.buf += uvarint_bytes(_nbytes(value) + 1)
+        self.buf += value
+
+    def compact_nullable_bytes(self, value: bytes | bytearray | memoryview | None) -> None:
+        if value is None:
+            self.buf += b"\x00"
+        else:
+            self.compact_bytes(value)
+
+    def compact_records(self, value: RecordsValue) -> None:
+        """As :meth:`records`, with a compact (varint N+1) length."""
+        if value is None:
+            self.buf += b"\x00"
+            return
+        if isinstance(value, bytes | bytearray | memoryview):
+            self.buf += uvarint_bytes(_nbytes(value) + 1)
+            self.attach(value)
+            return
+        self.buf += uvarint_bytes(sum(_piece_size(piece) for piece in value) + 1)
+        for piece in value:
+            self.attach(piece)
+
+    def tagged_fields(self, fields: Sequence[tuple[int, bytes]]) -> None:
+        """A tagged-field section from ``(tag, encoded value)`` pairs in ascending tag order."""
+        self.buf += uvarint_bytes(len(fields))
+        for tag, data in fields:
+            self.buf += uvarint_bytes(tag)
+            self.buf += uvarint_bytes(len(data))
+            self.buf += data
 
     def attach(self, piece: bytes | bytearray | memoryview | FileSlice) -> None:
         """Append ``piece`` as its own chunk (copied into the buffer if ``inline``)."""
@@ -331,6 +501,28 @@ NULLABLE_BYTES = FieldType(
 )
 RECORDS = FieldType("records", Reader.records, Writer.records, 4, None, nullable=True)
 
+COMPACT_STRING = FieldType("compact_string", Reader.compact_string, Writer.compact_string, 1, "")
+COMPACT_NULLABLE_STRING = FieldType(
+    "compact_nullable_string",
+    Reader.compact_nullable_string,
+    Writer.compact_nullable_string,
+    1,
+    "",
+    nullable=True,
+)
+COMPACT_BYTES = FieldType("compact_bytes", Reader.compact_bytes, Writer.compact_bytes, 1, b"")
+COMPACT_NULLABLE_BYTES = FieldType(
+    "compact_nullable_bytes",
+    Reader.compact_nullable_bytes,
+    Writer.compact_nullable_bytes,
+    1,
+    b"",
+    nullable=True,
+)
+COMPACT_RECORDS = FieldType(
+    "compact_records", Reader.compact_records, Writer.compact_records, 1, None, nullable=True
+)
+
 _NULLABLE_VARIANT = {
     STRING: NULLABLE_STRING,
     NULLABLE_STRING: NULLABLE_STRING,
@@ -338,6 +530,18 @@ _NULLABLE_VARIANT = {
     NULLABLE_BYTES: NULLABLE_BYTES,
     RECORDS: RECORDS,
 }
+_COMPACT_VARIANT = {
+    STRING: COMPACT_STRING,
+    NULLABLE_STRING: COMPACT_NULLABLE_STRING,
+    BYTES: COMPACT_BYTES,
+    NULLABLE_BYTES: COMPACT_NULLABLE_BYTES,
+    RECORDS: COMPACT_RECORDS,
+}
+
+
+def compact_variant(kind: FieldType) -> FieldType:
+    """The form of ``kind`` in flexible versions (fixed-width types are unchanged)."""
+    return _COMPACT_VARIANT.get(kind, kind)
 
 
 def nullable_variant(kind: FieldType) -> FieldType:
@@ -384,6 +588,41 @@ class ArrayOf:
             writer.buf += _NULL32
             return
         writer.buf += _I32.pack(len(value))
+        if self._item_fmt:
+            writer.buf += struct.pack(f">{len(value)}{self._item_fmt}", *value)
+            return
+        write = self.item.write
+        for item in value:
+            write(writer, item)
+
+
+class CompactArrayOf(ArrayOf):
+    """``[]T`` in flexible versions: an unsigned-varint count + 1 (0 = null), then the items."""
+
+    __slots__ = ()
+
+    size_min = 1
+
+    def __repr__(self) -> str:
+        return f"CompactArrayOf({self.item!r}{', nullable' if self.nullable else ''})"
+
+    def read(self, reader: Reader) -> list[Any] | None:
+        n = reader.compact_array_length(self.item.size_min, self.nullable)
+        if n == -1:
+            return None
+        if self._item_fmt:
+            fmt = f">{n}{self._item_fmt}"
+            return list(struct.unpack_from(fmt, reader.buf, reader.skip(struct.calcsize(fmt))))
+        read = self.item.read
+        return [read(reader) for _ in range(n)]
+
+    def write(self, writer: Writer, value: Sequence[Any] | None) -> None:
+        if value is None:
+            if not self.nullable:
+                raise ValueError("null for a non-nullable array")
+            writer.buf += b"\x00"
+            return
+        writer.buf += uvarint_bytes(len(value) + 1)
         if self._item_fmt:
             writer.buf += struct.pack(f">{len(value)}{self._item_fmt}", *value)
             return

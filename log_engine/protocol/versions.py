@@ -1,12 +1,24 @@
-"""Api keys and the one version table the broker advertises through ApiVersions.
+"""Api keys and two version tables: what the broker serves, what the client speaks.
 
-Sluice advertises only non-flexible versions (no tagged fields, no compact
+:data:`SUPPORTED_VERSIONS` is what the Sluice *broker* serves and advertises
+through ApiVersions: only non-flexible versions (no tagged fields, no compact
 encodings: see DESIGN.md decision 1), and only versions that carry record batch
-v2 where records appear (Produce 3+, Fetch 4+). Everything that needs "which
-versions do we speak" reads :data:`SUPPORTED_VERSIONS`: ``decode_request``
-refuses versions outside it, the ApiVersions handler answers with
-:func:`api_version_entries`, and the KIP-511 fallback advertises its ApiVersions
-row.
+v2 where records appear (Produce 3+, Fetch 4+). ``decode_request`` refuses
+versions outside it, the ApiVersions handler answers with
+:func:`api_version_entries`, and the KIP-511 fallback advertises its
+ApiVersions row.
+
+:data:`CLIENT_VERSIONS` is what our *client* can send to any broker: up to the
+newest versions in the reference specs (Kafka 4.x levels), flexible ones
+included, because a Kafka-compatible broker may serve only those or serve old
+ones badly (Kafka 4.0 dropped many old versions; Tansu 0.6.0 advertises
+InitProducerId v0-5 but answers v0-2 with UNKNOWN_SERVER_ERROR). The client
+picks, per API, the highest version in both this table and the broker's
+ApiVersions answer, so against a Sluice broker it still speaks the classic
+versions above. Where the client stops short of the newest spec version, the
+row says why.
+
+The message declarations (``apis/``) cover the union of the two tables.
 """
 
 from __future__ import annotations
@@ -67,7 +79,35 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.CREATE_PARTITIONS: (0, 1),
     }
 )
-"""Inclusive (min, max) per api key; keys absent here (SASL) are not served."""
+"""Inclusive (min, max) per api key the broker serves; keys absent here (SASL) are not."""
+
+CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
+    {
+        ApiKey.PRODUCE: (3, 11),
+        # v13+ names topics by id only: the fetcher sends it when Metadata v10+ gave
+        # an id for every topic of the request, else v12 at most.
+        ApiKey.FETCH: (4, 17),
+        ApiKey.LIST_OFFSETS: (1, 10),
+        ApiKey.METADATA: (0, 12),
+        ApiKey.OFFSET_COMMIT: (2, 9),
+        ApiKey.OFFSET_FETCH: (1, 9),
+        ApiKey.FIND_COORDINATOR: (0, 6),
+        ApiKey.JOIN_GROUP: (0, 9),
+        ApiKey.HEARTBEAT: (0, 4),
+        ApiKey.LEAVE_GROUP: (0, 5),
+        ApiKey.SYNC_GROUP: (0, 5),
+        ApiKey.DESCRIBE_GROUPS: (0, 5),
+        ApiKey.LIST_GROUPS: (0, 5),
+        ApiKey.API_VERSIONS: (0, 4),
+        ApiKey.CREATE_TOPICS: (0, 7),
+        ApiKey.DELETE_TOPICS: (0, 6),
+        ApiKey.DELETE_RECORDS: (0, 2),
+        ApiKey.INIT_PRODUCER_ID: (0, 5),
+        ApiKey.DESCRIBE_CONFIGS: (0, 4),
+        ApiKey.CREATE_PARTITIONS: (0, 3),
+    }
+)
+"""Inclusive (min, max) per api key our client can send (and read the answer of)."""
 
 
 def api_version_entries() -> list[dict[str, Any]]:

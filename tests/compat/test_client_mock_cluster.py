@@ -4,7 +4,8 @@ The mock cluster is a Kafka-protocol broker written by others (produce, fetch,
 list offsets, metadata, groups and offsets; topics are created on first use
 with 4 partitions). Records go both ways between our client and librdkafka,
 with every codec, keys and headers; groups mix our members with each other and
-with a librdkafka member.
+with a librdkafka member. Our client is held to classic versions here (see
+``classic_versions_only``).
 """
 
 from __future__ import annotations
@@ -18,14 +19,37 @@ from collections.abc import Callable, Iterator
 import confluent_kafka
 import pytest
 
-from log_engine.client import Consumer, Producer, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import (
+    Consumer,
+    Producer,
+    SyncConsumer,
+    SyncProducer,
+    TopicPartition,
+    connection,
+)
 from log_engine.client.partitioner import partition_for_key
+from log_engine.protocol.versions import CLIENT_VERSIONS, SUPPORTED_VERSIONS
 
 pytestmark = pytest.mark.compat
 
 CODECS = ["none", "gzip", "snappy", "lz4", "zstd"]
 MOCK_PARTITIONS = 4
 _names = itertools.count()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def classic_versions_only() -> Iterator[None]:
+    """Our client speaks only classic versions to the mock cluster, as before flexible ones.
+
+    The mock (librdkafka 2.16) advertises flexible versions its handlers do not
+    parse: SyncGroup v4 reads the assignment count as an int32 and JoinGroup v6
+    closes the connection; its flexible Metadata bodies end with one byte too
+    many. Flexible versions are checked against Tansu (test_client_tansu.py).
+    """
+    classic = {key: SUPPORTED_VERSIONS[key] for key in CLIENT_VERSIONS}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(connection, "CLIENT_VERSIONS", classic)
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from log_engine.records.batch import assemble_batch
 from log_engine.records.compression import compress
 from log_engine.records.varint import write_varint
 from tests.integration.test_broker_bad_input import log_end, produce_body, request
-from tests.support.broker_process import BrokerProcess
+from harness.broker_process import BrokerProcess
 
 KCAT = shutil.which("kcat") or "kcat"
 SEEDED = 10

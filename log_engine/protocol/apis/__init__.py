@@ -93,7 +93,7 @@ def schema_for(api_key: int, version: int, kind: Kind) -> CompiledStruct:
     """The compiled body schema of ``api_key`` at ``version``.
 
     ``KeyError`` for an api with no declaration, ``ValueError`` for a version
-    outside the declared (non-flexible) range.
+    outside the declared range.
     """
     table = REQUESTS if kind == "request" else RESPONSES
     return table[api_key].schema(version)  # type: ignore[index]

@@ -1,10 +1,13 @@
-"""Fetch (api key 1), versions 0-11: read record batches from partitions.
+"""Fetch (api key 1), versions 0-17: read record batches from partitions.
 
 Consumers send ``replica_id=-1``; followers send their broker id. v3+ caps the
 whole response (``max_bytes``), v4+ adds the isolation level, v5+ log start
 offsets, v7+ incremental fetch sessions (``session_id``, ``session_epoch``,
 ``forgotten_topics_data``), v9+ the current leader epoch per partition, v11+ the
-consumer's rack.
+consumer's rack, v12+ is flexible (and sends the last fetched epoch), v13+
+names topics by ``topic_id`` instead of by name, v15+ moves the replica id into
+a tagged field. Tagged structs (diverging epoch, current leader, snapshot id,
+node endpoints, replica state) are skipped when read and never written.
 
 The response's ``records`` per partition are whole stored batches: when
 encoding, the broker passes bytes or a list of ``bytes | FileSlice`` pieces and
@@ -14,29 +17,33 @@ they become separate chunks of the frame (for ``sendfile``), never copied.
 from __future__ import annotations
 
 from log_engine.protocol.schema import ALL_VERSIONS, Array, Field, Message
-from log_engine.protocol.types import INT8, INT16, INT32, INT64, RECORDS, STRING
+from log_engine.protocol.types import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID
 from log_engine.protocol.versions import ApiKey
 
 _FETCH_PARTITION = (
     Field("partition", INT32),
     Field("current_leader_epoch", INT32, versions=(9, None), default=-1),
     Field("fetch_offset", INT64),
+    Field("last_fetched_epoch", INT32, versions=(12, None), default=-1),
     Field("log_start_offset", INT64, versions=(5, None), default=-1),
     Field("partition_max_bytes", INT32),
 )
 _FETCH_TOPIC = (
     Field("topic", STRING, versions=(0, 12)),
+    Field("topic_id", UUID, versions=(13, None)),
     Field("partitions", Array(_FETCH_PARTITION)),
 )
 _FORGOTTEN_TOPIC = (
     Field("topic", STRING, versions=(7, 12)),
+    Field("topic_id", UUID, versions=(13, None)),
     Field("partitions", Array(INT32), versions=(7, None)),
 )
 FETCH_REQUEST = Message(
     "FetchRequest",
     ApiKey.FETCH,
-    (0, 11),
+    (0, 17),
     (
+        Field("cluster_id", STRING, versions=(12, None), nullable=(12, None), default=None, tag=0),
         Field("replica_id", INT32, versions=(0, 14), default=-1),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
@@ -48,6 +55,7 @@ FETCH_REQUEST = Message(
         Field("forgotten_topics_data", Array(_FORGOTTEN_TOPIC), versions=(7, None)),
         Field("rack_id", STRING, versions=(11, None), default=""),
     ),
+    flexible=12,
 )
 
 _ABORTED_TRANSACTION = (
@@ -71,16 +79,18 @@ _PARTITION_DATA = (
 )
 _FETCHABLE_TOPIC_RESPONSE = (
     Field("topic", STRING, versions=(0, 12)),
+    Field("topic_id", UUID, versions=(13, None)),
     Field("partitions", Array(_PARTITION_DATA)),
 )
 FETCH_RESPONSE = Message(
     "FetchResponse",
     ApiKey.FETCH,
-    (0, 11),
+    (0, 17),
     (
         Field("throttle_time_ms", INT32, versions=(1, None)),
         Field("error_code", INT16, versions=(7, None)),
         Field("session_id", INT32, versions=(7, None), default=0),
         Field("responses", Array(_FETCHABLE_TOPIC_RESPONSE)),
     ),
+    flexible=12,
 )

@@ -1,9 +1,11 @@
-"""ListOffsets (api key 2), versions 0-5: the offset for a timestamp per partition.
+"""ListOffsets (api key 2), versions 0-10: the offset for a timestamp per partition.
 
 ``timestamp`` -1 asks for the log end (latest), -2 for the log start (earliest).
 v0 returns a list of offsets (``max_num_offsets`` / ``old_style_offsets``); v1+
 one offset and its timestamp. v2+ adds the isolation level and throttle time,
 v4+ leader epochs (the request's for fencing, the response's of the offset).
+v6+ is flexible; v7-9 add only timestamp kinds (max timestamp, tiered storage);
+v10+ carries a timeout for offsets kept in remote storage.
 """
 
 from __future__ import annotations
@@ -28,14 +30,17 @@ _LIST_OFFSETS_TOPIC = (
 LIST_OFFSETS_REQUEST = Message(
     "ListOffsetsRequest",
     ApiKey.LIST_OFFSETS,
-    (0, 5),
+    (0, 10),
     (
         # The spec gives no default; 0 would claim to be broker 0, so default to
         # -1 ("a consumer"), as Fetch's spec does.
         Field("replica_id", INT32, default=-1),
         Field("isolation_level", INT8, versions=(2, None)),
         Field("topics", Array(_LIST_OFFSETS_TOPIC)),
+        # No spec default either: a zero timeout would fail every remote lookup.
+        Field("timeout_ms", INT32, versions=(10, None), default=30000),
     ),
+    flexible=6,
 )
 
 _LIST_OFFSETS_PARTITION_RESPONSE = (
@@ -53,9 +58,10 @@ _LIST_OFFSETS_TOPIC_RESPONSE = (
 LIST_OFFSETS_RESPONSE = Message(
     "ListOffsetsResponse",
     ApiKey.LIST_OFFSETS,
-    (0, 5),
+    (0, 10),
     (
         Field("throttle_time_ms", INT32, versions=(2, None)),
         Field("topics", Array(_LIST_OFFSETS_TOPIC_RESPONSE)),
     ),
+    flexible=6,
 )

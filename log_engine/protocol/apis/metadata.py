@@ -1,34 +1,40 @@
-"""Metadata (api key 3), versions 0-8: brokers, topics, partitions and leaders.
+"""Metadata (api key 3), versions 0-12: brokers, topics, partitions and leaders.
 
 Request ``topics``: in v0 an empty list means all topics; in v1+ null means all
 topics and an empty list none. v4+ says whether the broker may auto-create the
-topics asked for; v8+ asks for authorized-operations bitfields.
+topics asked for; v8+ asks for authorized-operations bitfields; v9+ is
+flexible; v10+ may name a topic by id (name null from v10).
 
 Response: v1+ adds the broker rack, the controller id and ``is_internal``; v2+
 the cluster id; v3+ throttle time; v5+ offline replicas; v7+ leader epochs; v8+
-authorized operations (default ``-2**31``: "not requested").
+authorized operations (default ``-2**31``: "not requested"); v10+ topic ids;
+v11+ drops the cluster's authorized operations; v12+ a topic's name may be null.
 """
 
 from __future__ import annotations
 
 from log_engine.protocol.schema import Array, Field, Message
-from log_engine.protocol.types import BOOL, INT16, INT32, STRING
+from log_engine.protocol.types import BOOL, INT16, INT32, STRING, UUID
 from log_engine.protocol.versions import ApiKey
 
 AUTHORIZED_OPERATIONS_OMITTED = -(2**31)
 """The authorized-operations value meaning "not requested / not computed"."""
 
-_METADATA_REQUEST_TOPIC = (Field("name", STRING),)
+_METADATA_REQUEST_TOPIC = (
+    Field("topic_id", UUID, versions=(10, None)),
+    Field("name", STRING, nullable=(10, None)),
+)
 METADATA_REQUEST = Message(
     "MetadataRequest",
     ApiKey.METADATA,
-    (0, 8),
+    (0, 12),
     (
         Field("topics", Array(_METADATA_REQUEST_TOPIC), nullable=(1, None)),
         Field("allow_auto_topic_creation", BOOL, versions=(4, None), default=True),
         Field("include_cluster_authorized_operations", BOOL, versions=(8, 10)),
         Field("include_topic_authorized_operations", BOOL, versions=(8, None)),
     ),
+    flexible=9,
 )
 
 _METADATA_RESPONSE_BROKER = (
@@ -48,7 +54,8 @@ _METADATA_RESPONSE_PARTITION = (
 )
 _METADATA_RESPONSE_TOPIC = (
     Field("error_code", INT16),
-    Field("name", STRING),
+    Field("name", STRING, nullable=(12, None)),
+    Field("topic_id", UUID, versions=(10, None)),
     Field("is_internal", BOOL, versions=(1, None), default=False),
     Field("partitions", Array(_METADATA_RESPONSE_PARTITION)),
     Field(
@@ -61,7 +68,7 @@ _METADATA_RESPONSE_TOPIC = (
 METADATA_RESPONSE = Message(
     "MetadataResponse",
     ApiKey.METADATA,
-    (0, 8),
+    (0, 12),
     (
         Field("throttle_time_ms", INT32, versions=(3, None)),
         Field("brokers", Array(_METADATA_RESPONSE_BROKER)),
@@ -75,4 +82,5 @@ METADATA_RESPONSE = Message(
             default=AUTHORIZED_OPERATIONS_OMITTED,
         ),
     ),
+    flexible=9,
 )

@@ -1,10 +1,12 @@
-"""Produce (api key 0), versions 0-8: append record batches to partitions.
+"""Produce (api key 0), versions 0-11: append record batches to partitions.
 
 Request: ``transactional_id`` (v3+), ``acks``, ``timeout_ms`` and per topic, per
 partition a ``records`` blob: one or more record batches, opaque here and
 decoded as a zero-copy ``memoryview`` of the request frame. Response: per
 partition the base offset; v1+ throttle time, v2+ log-append time, v5+ log
-start offset, v8+ per-record errors and an error message.
+start offset, v8+ per-record errors and an error message. v9+ is flexible;
+v10+ may add the partition's current leader in tagged fields (skipped here); v11
+is the same as v10.
 """
 
 from __future__ import annotations
@@ -24,13 +26,14 @@ _TOPIC_PRODUCE_DATA = (
 PRODUCE_REQUEST = Message(
     "ProduceRequest",
     ApiKey.PRODUCE,
-    (0, 8),
+    (0, 11),
     (
         Field("transactional_id", STRING, versions=(3, None), nullable=(3, None), default=None),
         Field("acks", INT16),
         Field("timeout_ms", INT32),
         Field("topic_data", Array(_TOPIC_PRODUCE_DATA)),
     ),
+    flexible=9,
 )
 
 _BATCH_INDEX_AND_ERROR_MESSAGE = (
@@ -59,9 +62,10 @@ _TOPIC_PRODUCE_RESPONSE = (
 PRODUCE_RESPONSE = Message(
     "ProduceResponse",
     ApiKey.PRODUCE,
-    (0, 8),
+    (0, 11),
     (
         Field("responses", Array(_TOPIC_PRODUCE_RESPONSE)),
         Field("throttle_time_ms", INT32, versions=(1, None), default=0),
     ),
+    flexible=9,
 )

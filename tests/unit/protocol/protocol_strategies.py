@@ -16,6 +16,11 @@ from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import (
     BOOL,
     BYTES,
+    COMPACT_BYTES,
+    COMPACT_NULLABLE_BYTES,
+    COMPACT_NULLABLE_STRING,
+    COMPACT_RECORDS,
+    COMPACT_STRING,
     FLOAT64,
     INT8,
     INT16,
@@ -30,7 +35,7 @@ from log_engine.protocol.types import (
     ArrayOf,
     Codec,
 )
-from log_engine.protocol.versions import SUPPORTED_VERSIONS
+from log_engine.protocol.versions import CLIENT_VERSIONS, SUPPORTED_VERSIONS
 
 _PRIMITIVES: dict[Any, st.SearchStrategy[Any]] = {
     INT8: st.integers(-(2**7), 2**7 - 1),
@@ -46,6 +51,11 @@ _PRIMITIVES: dict[Any, st.SearchStrategy[Any]] = {
     BYTES: st.binary(max_size=12),
     NULLABLE_BYTES: st.none() | st.binary(max_size=12),
     RECORDS: st.none() | st.binary(max_size=40),
+    COMPACT_STRING: st.text(max_size=12),
+    COMPACT_NULLABLE_STRING: st.none() | st.text(max_size=12),
+    COMPACT_BYTES: st.binary(max_size=12),
+    COMPACT_NULLABLE_BYTES: st.none() | st.binary(max_size=12),
+    COMPACT_RECORDS: st.none() | st.binary(max_size=40),
 }
 
 
@@ -60,8 +70,9 @@ def values(codec: Codec) -> st.SearchStrategy[Any]:
 
 
 def bodies(schema: CompiledStruct) -> st.SearchStrategy[dict[str, Any]]:
-    """Dicts for ``schema``: drawn present fields, defaults for the absent ones."""
-    present = st.fixed_dictionaries({name: values(codec) for name, codec, _ in schema.fields})
+    """Dicts for ``schema``: drawn present (and tagged) fields, defaults for the absent ones."""
+    fields = (*schema.fields, *schema.tagged.values())
+    present = st.fixed_dictionaries({name: values(codec) for name, codec, _ in fields})
     return present.map(lambda drawn: {**schema.absent, **drawn})
 
 
@@ -91,6 +102,15 @@ def supported_versions() -> list[tuple[int, int]]:
     return [
         (int(key), version)
         for key, (lo, hi) in SUPPORTED_VERSIONS.items()
+        for version in range(lo, hi + 1)
+    ]
+
+
+def client_versions() -> list[tuple[int, int]]:
+    """Every (api key, version) in CLIENT_VERSIONS."""
+    return [
+        (int(key), version)
+        for key, (lo, hi) in CLIENT_VERSIONS.items()
         for version in range(lo, hi + 1)
     ]
 

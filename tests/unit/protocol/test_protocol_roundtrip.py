@@ -1,5 +1,5 @@
 """Round trips for every API and every declared version, request and response,
-and the compiled-schema coverage of SUPPORTED_VERSIONS."""
+and the compiled-schema coverage of SUPPORTED_VERSIONS and CLIENT_VERSIONS."""
 
 from __future__ import annotations
 
@@ -21,7 +21,12 @@ from log_engine.protocol import (
 from log_engine.protocol.apis import REQUESTS, RESPONSES
 from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import Reader
-from log_engine.protocol.versions import SUPPORTED_VERSIONS, ApiKey, is_supported
+from log_engine.protocol.versions import (
+    CLIENT_VERSIONS,
+    SUPPORTED_VERSIONS,
+    ApiKey,
+    is_supported,
+)
 
 ROUND_TRIP = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SUPPORTED = set(supported_versions())
@@ -43,6 +48,8 @@ def test_request_round_trip(case: tuple[int, int], data: Any, correlation_id: in
     else:  # declared for our client, not served by the broker: read the body directly
         reader = Reader(frame)
         reader.skip(4 + 8 + 2 + (len(client_id.encode()) if client_id is not None else 0))
+        if schema.flexible:  # request header v2: an empty tagged-field section
+            assert reader.tagged_fields() == []
         decoded = schema.read(reader)
         assert reader.remaining == 0
     assert plain(decoded) == body
@@ -72,14 +79,27 @@ def test_every_supported_version_has_compiled_schemas() -> None:
                 assert schema is schema_for(key, version, kind)  # type: ignore[arg-type]
 
 
+def test_every_client_version_has_compiled_schemas() -> None:
+    for key, (lo, hi) in CLIENT_VERSIONS.items():
+        for version in range(lo, hi + 1):
+            request = schema_for(key, version, "request")
+            response = schema_for(key, version, "response")
+            assert request.flexible == response.flexible == REQUESTS[key].is_flexible(version)
+
+
 def test_every_api_key_but_sasl_is_declared_and_served() -> None:
     served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE}
-    assert set(SUPPORTED_VERSIONS) == served
+    assert set(SUPPORTED_VERSIONS) == served == set(CLIENT_VERSIONS)
     assert set(REQUESTS) == served == set(RESPONSES)
     for key in served:
-        # the declarations cover the advertised range, up to the last classic version
-        assert REQUESTS[key].versions[1] == SUPPORTED_VERSIONS[key][1]
+        # the declarations cover both tables: the broker serves classic versions only,
+        # the client speaks up to the newest declared versions, flexible ones included
+        lo, hi = REQUESTS[key].versions
+        assert lo <= SUPPORTED_VERSIONS[key][0] and SUPPORTED_VERSIONS[key][1] <= hi
+        assert lo <= CLIENT_VERSIONS[key][0] and CLIENT_VERSIONS[key][1] <= hi
+        assert not REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][1])
         assert RESPONSES[key].versions == REQUESTS[key].versions
+        assert RESPONSES[key].flexible == REQUESTS[key].flexible
 
 
 def test_supported_table_is_the_non_flexible_subset() -> None:
@@ -93,9 +113,9 @@ def test_supported_table_is_the_non_flexible_subset() -> None:
 
 
 def test_outside_declared_versions_is_a_value_error() -> None:
-    with pytest.raises(ValueError, match="no version 9"):
-        schema_for(ApiKey.PRODUCE, 9, "request")
+    with pytest.raises(ValueError, match="no version 12"):
+        schema_for(ApiKey.PRODUCE, 12, "request")
     with pytest.raises(ValueError):
-        encode_request(ApiKey.PRODUCE, 9, 1, None, {})
+        encode_request(ApiKey.PRODUCE, 12, 1, None, {})
     with pytest.raises(ValueError):
         encode_request(ApiKey.SASL_HANDSHAKE, 0, 1, None, {})
