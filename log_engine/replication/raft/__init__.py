@@ -10,7 +10,8 @@ Modules, one concept each:
 - ``actions``: persist actions, events and the ``Output`` of one step
 - ``states``: the roles (unattached, follower, candidate, leader, resigned)
 - ``leader``: the leader's replica progress and high watermark
-- ``node``: ``RaftNode``, elections and the public API
+- ``node``: ``RaftNode``: the public API, transitions, timers, commits
+- ``election``: Vote, BeginQuorumEpoch and EndQuorumEpoch handling
 - ``replication``: the Fetch / FetchSnapshot exchange, both sides
 - ``storage``: the storage interface, the in-memory one, and replay of actions
 - ``file_storage``: the on-disk storage (CRC'd append-only log, atomic quorum-state)

@@ -230,6 +230,8 @@ class FileRaftStorage:
             if self._snapshot is None:
                 raise CorruptRaftStateError(f"{LOG_FILE} starts at {first}, expected 0")
             return []  # a snapshot installed past the old log; the rewrite did not happen
+        if entries[-1].offset < start.offset:
+            return []  # everything is below the snapshot
         below = start.offset - 1 - first
         if below >= 0 and entries[below].epoch != start.epoch:
             return []

@@ -10,7 +10,8 @@ Replication is pull-based as KIP-595: followers Fetch from the leader with their
 fetch offset and last fetched epoch; the leader answers with entries, with the
 epoch where their logs diverge, or with the id of a snapshot to fetch, and learns
 each follower's progress from its fetch offsets. Election handling is in this
-module; the Fetch and FetchSnapshot exchange is in ``replication.py``.
+module and ``election.py`` (Vote, BeginQuorumEpoch, EndQuorumEpoch); the Fetch and
+FetchSnapshot exchange is in ``replication.py``.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from log_engine.replication.raft.actions import (
     SaveSnapshot,
 )
 from log_engine.replication.raft.config import RaftConfig
-from log_engine.replication.raft.errors import ErrorCode, InvalidSnapshotError, NotLeaderError
+from log_engine.replication.raft.election import Elections
+from log_engine.replication.raft.errors import InvalidSnapshotError, NotLeaderError
 from log_engine.replication.raft.leader import LeaderState
 from log_engine.replication.raft.messages import (
     BeginQuorumEpochRequest,
@@ -67,7 +69,7 @@ from log_engine.replication.raft.types import (
 LEADER_CHANGE_PAYLOAD = b"leader-change"
 
 
-class RaftNode(Replication):
+class RaftNode(Elections, Replication):
     """One voter or observer of the quorum (start with :meth:`start`)."""
 
     def __init__(
@@ -296,8 +298,9 @@ class RaftNode(Replication):
         voted_for = None
         if isinstance(self.state, Unattached | Follower) and self.state.epoch == epoch:
             voted_for = self.state.voted_for
-        self._transition(Follower(epoch, leader_id, voted_for, self._fetch_deadline()), out)
-        self._send_fetch(self.state, out)  # type: ignore[arg-type]
+        follower = Follower(epoch, leader_id, voted_for, self._fetch_deadline())
+        self._transition(follower, out)
+        self._send_fetch(follower, out)
 
     def _become_candidate(self, out: Output) -> None:
         check(self.config.is_voter, "an observer never stands for election")
@@ -407,115 +410,6 @@ class RaftNode(Replication):
             for voter in leader.unacknowledged():
                 out.messages.append(BeginQuorumEpochRequest(self.node_id, voter, self.epoch))
         self._expire_parked_fetches(leader, out)
-
-    # ---- Vote, BeginQuorumEpoch, EndQuorumEpoch ------------------------------
-
-    def _on_vote_request(self, request: VoteRequest, out: Output) -> None:
-        if request.epoch > self.epoch:
-            self._become_unattached(request.epoch, out)
-        granted = self._may_vote_for(request)
-        state = self.state
-        if granted and isinstance(state, Unattached) and state.voted_for is None:
-            # The vote is saved (persist action) before the response leaves (Output order).
-            self._transition(
-                Unattached(self.epoch, request.sender, self._election_deadline()), out
-            )
-        out.messages.append(
-            VoteResponse(
-                self.node_id,
-                request.sender,
-                self._epoch_error(request.epoch),
-                self.epoch,
-                self.leader_id,
-                granted,
-            )
-        )
-
-    def _may_vote_for(self, request: VoteRequest) -> bool:
-        state = self.state
-        if request.epoch != self.epoch or not isinstance(state, Unattached):
-            return False
-        if not self.config.is_voter or request.sender not in self.config.voter_ids:
-            return False
-        if state.voted_for is not None:
-            return state.voted_for == request.sender
-        return request.last_offset_and_epoch.at_least_as_up_to_date_as(
-            self.log.end_offset_and_epoch()
-        )
-
-    def _on_vote_response(self, response: VoteResponse, out: Output) -> None:
-        if not self._observe_epoch(response.epoch, response.leader_id, out):
-            return
-        state = self.state
-        if not isinstance(state, Candidate) or response.epoch != state.epoch:
-            return
-        if response.vote_granted:
-            state.granted.add(response.sender)
-            state.rejected.discard(response.sender)
-            if len(state.granted) >= self.config.majority:
-                self._become_leader(out)
-        else:
-            state.rejected.add(response.sender)  # a lost election ends at its deadline
-
-    def _on_begin_quorum_epoch(self, request: BeginQuorumEpochRequest, out: Output) -> None:
-        if request.epoch > self.epoch or (
-            request.epoch == self.epoch and isinstance(self.state, Unattached | Candidate)
-        ):
-            self._become_follower(request.epoch, request.sender, out)
-        out.messages.append(
-            BeginQuorumEpochResponse(
-                self.node_id,
-                request.sender,
-                self._epoch_error(request.epoch),
-                self.epoch,
-                self.leader_id,
-            )
-        )
-
-    def _on_end_quorum_epoch(self, request: EndQuorumEpochRequest, out: Output) -> None:
-        state = self.state
-        following = isinstance(state, Follower) and state.leader_id == request.sender
-        if self.config.is_voter and (
-            request.epoch > self.epoch or (request.epoch == self.epoch and following)
-        ):
-            voted_for = state.voted_for if isinstance(state, Follower) and following else None
-            self._become_unattached(request.epoch, out, voted_for)
-            if isinstance(self.state, Unattached):
-                backoff_ms = self._successor_backoff(request.preferred_successors)
-                self.state.election_deadline_ms = self.now_ms + backoff_ms
-        out.messages.append(
-            EndQuorumEpochResponse(
-                self.node_id,
-                request.sender,
-                self._epoch_error(request.epoch),
-                self.epoch,
-                self.leader_id,
-            )
-        )
-
-    def _successor_backoff(self, successors: tuple[NodeId, ...]) -> int:
-        """The most caught-up successor stands at once; the others wait their rank."""
-        if successors and successors[0] == self.node_id:
-            return 0
-        rank = successors.index(self.node_id) if self.node_id in successors else len(successors)
-        step = self.config.election_backoff_max_ms
-        return rank * step + self.rng.randrange(step)
-
-    def _on_quorum_epoch_response(
-        self, response: BeginQuorumEpochResponse | EndQuorumEpochResponse, out: Output
-    ) -> None:
-        if not self._observe_epoch(response.epoch, response.leader_id, out):
-            return
-        state = self.state
-        if response.epoch != self.epoch or response.error != ErrorCode.NONE:
-            return
-        if isinstance(state, Leading) and isinstance(response, BeginQuorumEpochResponse):
-            state.leader.acknowledged.add(response.sender)
-        elif isinstance(state, Resigned) and isinstance(response, EndQuorumEpochResponse):
-            state.unacknowledged.discard(response.sender)
-
-    def _epoch_error(self, epoch: int) -> ErrorCode:
-        return ErrorCode.FENCED_LEADER_EPOCH if epoch < self.epoch else ErrorCode.NONE
 
     # ---- commits and snapshots -------------------------------------------------
 
