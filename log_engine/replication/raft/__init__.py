@@ -50,6 +50,8 @@ from log_engine.replication.raft.types import (
     LeaderAndEpoch,
     NodeId,
     OffsetAndEpoch,
+    QuorumStatus,
+    ReplicaStatus,
     Snapshot,
 )
 
@@ -72,6 +74,7 @@ __all__ = [
     "OffsetAndEpoch",
     "Output",
     "PersistAction",
+    "QuorumStatus",
     "RaftConfig",
     "RaftDriver",
     "RaftError",
@@ -80,6 +83,7 @@ __all__ = [
     "RaftLog",
     "RaftNode",
     "RaftStorage",
+    "ReplicaStatus",
     "Role",
     "SaveElectionState",
     "SaveSnapshot",

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from log_engine.replication.raft.messages import FetchRequest
-from log_engine.replication.raft.types import NodeId
+from log_engine.replication.raft.types import NodeId, QuorumStatus, ReplicaStatus
 
 
 @dataclass(slots=True)
@@ -97,7 +97,13 @@ class LeaderState:
         others = [v for v in self.voter_ids if v != self.node_id]
         return tuple(sorted(others, key=lambda v: (-self.voters[v].end_offset, v)))
 
-    def replica_lags(self, end_offset: int) -> dict[NodeId, int]:
-        """Each replica's distance behind ``end_offset`` (for ``sluice cluster status``)."""
-        books = {**self.observers, **self.voters}
-        return {node: max(0, end_offset - p.end_offset) for node, p in sorted(books.items())}
+    def status(self, high_watermark: int) -> QuorumStatus:
+        """Every replica's progress, voters then observers, by node id."""
+
+        def rows(book: dict[NodeId, ReplicaProgress]) -> tuple[ReplicaStatus, ...]:
+            ordered = sorted(book.items())
+            return tuple(ReplicaStatus(n, p.end_offset, p.last_fetch_ms) for n, p in ordered)
+
+        return QuorumStatus(
+            self.node_id, self.epoch, high_watermark, rows(self.voters), rows(self.observers)
+        )

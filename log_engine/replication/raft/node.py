@@ -63,6 +63,7 @@ from log_engine.replication.raft.types import (
     LeaderAndEpoch,
     NodeId,
     OffsetAndEpoch,
+    QuorumStatus,
     Snapshot,
 )
 
@@ -206,6 +207,12 @@ class RaftNode(Elections, Replication):
         out = Output()
         self._become_resigned(self.state.leader, out)
         return out
+
+    def describe_quorum(self) -> QuorumStatus:
+        """The leader's view of every replica (raises ``NotLeaderError`` elsewhere)."""
+        if not isinstance(self.state, Leading):
+            raise NotLeaderError(f"node {self.node_id} is not the leader")
+        return self.state.leader.status(self.high_watermark)
 
     def next_deadline_ms(self) -> int:
         """The earliest time :meth:`tick` has something to do (for the driver's timer)."""

@@ -72,3 +72,23 @@ class LeaderAndEpoch:
 
     leader_id: NodeId | None
     epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaStatus:
+    """One replica as the leader sees it (Kafka's DescribeQuorum ReplicaState)."""
+
+    node_id: NodeId
+    end_offset: int
+    last_fetch_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class QuorumStatus:
+    """The quorum as the leader reports it (for ``sluice cluster status``)."""
+
+    leader_id: NodeId
+    epoch: int
+    high_watermark: int
+    voters: tuple[ReplicaStatus, ...]
+    observers: tuple[ReplicaStatus, ...]

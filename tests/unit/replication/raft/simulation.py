@@ -19,14 +19,17 @@ import json
 import random
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from log_engine.replication.raft import (
     Entry,
+    FileRaftStorage,
     LeaderAndEpoch,
     LoadSnapshotEvent,
     MemoryRaftStorage,
     RaftConfig,
     RaftDriver,
+    RaftStorage,
     Role,
     Snapshot,
 )
@@ -84,13 +87,19 @@ class SimNode:
     """One simulated process: its durable storage outlives its driver."""
 
     node_id: int
-    storage: MemoryRaftStorage
+    storage: RaftStorage
     clock_offset_ms: int
     clock_rate: float
     driver: RaftDriver | None = None
     machine: StateMachine = field(default_factory=StateMachine)
     last_local_ms: int = 0
     snapshot_at: int = 0
+
+    def reopen_storage(self) -> None:
+        """A new process opens its files again (a memory storage simply lives on)."""
+        if isinstance(self.storage, FileRaftStorage):
+            self.storage.close()
+            self.storage = FileRaftStorage(self.storage.directory)
 
     def local_ms(self, global_ms: int) -> int:
         local = self.clock_offset_ms + int(global_ms * self.clock_rate)
@@ -184,7 +193,13 @@ class Checker:
 class Simulation:
     """A cluster of ``voters`` nodes in a faulty simulated network."""
 
-    def __init__(self, seed: int, voters: int, faults: Faults | None = None) -> None:
+    def __init__(
+        self,
+        seed: int,
+        voters: int,
+        faults: Faults | None = None,
+        storage_dir: Path | None = None,
+    ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
         self.faults = faults or Faults()
@@ -217,7 +232,7 @@ class Simulation:
         self.nodes = [
             SimNode(
                 n,
-                MemoryRaftStorage(),
+                FileRaftStorage(storage_dir / f"node-{n}") if storage_dir else MemoryRaftStorage(),
                 clock_offset_ms=self.rng.randrange(10_000),
                 clock_rate=self.rng.uniform(0.9, 1.1),
             )
@@ -229,6 +244,7 @@ class Simulation:
     # ---- processes ------------------------------------------------------------
 
     def _start(self, node: SimNode) -> None:
+        node.reopen_storage()
         node.machine = StateMachine()
         node.snapshot_at = 0
         rng = random.Random(self.rng.getrandbits(64))
@@ -239,6 +255,7 @@ class Simulation:
         self._send(node, node.driver.start())
 
     def crash(self, node: SimNode) -> None:
+        """The process dies; what it wrote stays, as with a killed process and the page cache."""
         node.driver = None
         self.stats["crashes"] += 1
 
@@ -297,6 +314,14 @@ class Simulation:
 
     def run(self, duration_ms: int) -> None:
         """Run the cluster (with faults while ``chaos``) for ``duration_ms``."""
+        try:
+            self._run(duration_ms)
+        except Exception as error:  # the core's own invariant checks land here too
+            error.add_note(f"simulation seed={self.seed}, step {self.steps}, t={self.now_ms} ms")
+            error.add_note(self.describe())
+            raise
+
+    def _run(self, duration_ms: int) -> None:
         end = self.now_ms + duration_ms
         next_tick = self.now_ms
         while self.now_ms < end:

@@ -142,6 +142,19 @@ def test_graceful_resign_names_the_most_caught_up_successor_first() -> None:
         leader.node.append([b"x"], leader.now_ms)
 
 
+def test_the_leader_describes_each_replicas_progress() -> None:
+    leader = Harness(1, voters=[1, 2, 3])
+    leader.elect(2)
+    leader.handle(FetchRequest(2, 1, 1, 1, 1))
+    leader.handle(FetchRequest(7, 1, 1, 0, 0))  # an observer (a broker)
+    status = leader.node.describe_quorum()
+    assert (status.leader_id, status.epoch, status.high_watermark) == (1, 1, 1)
+    assert [(r.node_id, r.end_offset) for r in status.voters] == [(1, 1), (2, 1), (3, 0)]
+    assert [r.node_id for r in status.observers] == [7]
+    with pytest.raises(NotLeaderError):
+        Harness(2).node.describe_quorum()
+
+
 def test_the_preferred_successor_stands_at_once() -> None:
     node = Harness(3, election=ElectionState(4, leader_id=1))
     node.handle(EndQuorumEpochRequest(1, 3, 4, preferred_successors=(3, 2)))

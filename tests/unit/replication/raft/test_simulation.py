@@ -8,15 +8,16 @@ the assertion message starts with ``seed=N``. ``RAFT_SIM_SEEDS=N`` widens the sl
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from log_engine.replication.raft import Role
+from log_engine.replication.raft import FileRaftStorage, Role
 from tests.unit.replication.raft.simulation import Faults, Simulation
 
 DEFAULT_SEEDS = range(25)
 DEFAULT_DURATION_MS = 20_000
-SLOW_SEEDS = range(1000, 1000 + int(os.environ.get("RAFT_SIM_SEEDS", "60")))
+SLOW_SEEDS = range(1000, 1000 + int(os.environ.get("RAFT_SIM_SEEDS", "40")))
 SLOW_DURATION_MS = 60_000
 
 
@@ -91,6 +92,17 @@ def test_a_whole_cluster_restart_recovers_from_durable_state() -> None:
         simulation.crash(node)
     simulation.heal_and_converge()
     assert len(simulation.checker.committed) > committed
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_safety_under_faults_with_file_storage(seed: int, tmp_path: Path) -> None:
+    simulation = Simulation(seed, 3, storage_dir=tmp_path)
+    simulation.run(5_000)
+    simulation.heal_and_converge()
+    assert simulation.stats["crashes"] > 0
+    for node in simulation.nodes:
+        assert isinstance(node.storage, FileRaftStorage)
+        node.storage.close()
 
 
 def test_the_same_seed_replays_the_same_run() -> None:
