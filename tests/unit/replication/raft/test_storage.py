@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import struct
+import subprocess
+import sys
 from pathlib import Path
 
 import crc32c
@@ -182,3 +185,39 @@ def test_file_storage_matches_memory_storage_across_reopens(
             files = reopen(files)
         assert files.load() == memory.load()
     files.close()
+
+
+WRITER = """
+import sys
+from log_engine.replication.raft import ElectionState, Entry, FileRaftStorage
+storage = FileRaftStorage(sys.argv[1])
+state = storage.load()
+offset = len(state.entries)
+while True:
+    storage.append([Entry(offset, 1, b"x" * (offset % 300))])
+    if offset % 50 == 0:
+        storage.save_election_state(ElectionState(offset, voted_for=1))
+    storage.sync()
+    print(offset, flush=True)  # acknowledged: durable
+    offset += 1
+"""
+
+
+def test_a_process_killed_mid_write_keeps_every_synced_entry(tmp_path: Path) -> None:
+    acknowledged = -1
+    for _round in range(3):  # kill, restart on the same files, kill again
+        writer = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(tmp_path)], stdout=subprocess.PIPE, text=True
+        )
+        assert writer.stdout is not None
+        for _ in range(200 + _round * 50):
+            line = writer.stdout.readline()
+            assert line, "the writer died on its own"
+            acknowledged = int(line)
+        writer.send_signal(signal.SIGKILL)
+        writer.wait()
+        state = FileRaftStorage(tmp_path).load()
+        assert len(state.entries) > acknowledged
+        assert [e.offset for e in state.entries] == list(range(len(state.entries)))
+        assert all(e.payload == b"x" * (e.offset % 300) for e in state.entries)
+        assert state.election.epoch >= acknowledged - acknowledged % 50
