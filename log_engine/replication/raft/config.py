@@ -53,6 +53,11 @@ class RaftConfig(BaseModel):
     fetch_max_entries: int = Field(
         500, gt=0, description="Most entries one Fetch response carries."
     )
+    fetch_max_bytes: int = Field(
+        1 << 20,
+        gt=0,
+        description="Most payload bytes one Fetch response carries (at least one entry).",
+    )
     snapshot_chunk_max_bytes: int = Field(
         1 << 20, gt=0, description="Most snapshot bytes one FetchSnapshot response carries."
     )

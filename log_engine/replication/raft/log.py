@@ -75,6 +75,18 @@ class RaftLog:
         high = min(end, self.end_offset) - self.start_offset
         return self._entries[low:high] if high > low else []
 
+    def read(self, start: int, max_entries: int, max_bytes: int) -> list[Entry]:
+        """Entries from ``start``: at most ``max_entries``, and ``max_bytes`` of payload
+        unless the first entry alone is larger (so a fetch always makes progress)."""
+        found: list[Entry] = []
+        size = 0
+        for entry in self.entries(start, start + max_entries):
+            size += len(entry.payload)
+            if found and size > max_bytes:
+                break
+            found.append(entry)
+        return found
+
     def epoch_at(self, offset: int) -> int | None:
         """The epoch of the entry at ``offset``; ``start_offset - 1`` answers the snapshot's."""
         if offset == self.start_offset - 1:

@@ -224,8 +224,10 @@ class Replication:
         moved = self._leader_update_high_watermark(leader, out)
         if moved:
             self._complete_parked_fetches(leader, out)
-        end = request.fetch_offset + self.config.fetch_max_entries
-        entries = tuple(self.log.entries(request.fetch_offset, end))
+        config = self.config
+        entries = tuple(
+            self.log.read(request.fetch_offset, config.fetch_max_entries, config.fetch_max_bytes)
+        )
         wait_ms = min(request.max_wait_ms, self.config.fetch_max_wait_ms)
         if may_park and not entries and not moved and wait_ms > 0:
             leader.parked[request.sender] = ParkedFetch(request, self.now_ms + wait_ms)

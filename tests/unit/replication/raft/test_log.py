@@ -34,6 +34,14 @@ def test_a_snapshot_answers_for_the_offset_below_the_log_start() -> None:
     assert log.validate_fetch(12, 4).valid
 
 
+def test_a_read_is_bounded_in_entries_and_bytes_but_always_makes_progress() -> None:
+    log = RaftLog(None, [Entry(i, 1, b"x" * 10) for i in range(10)])
+    assert len(log.read(0, max_entries=3, max_bytes=1000)) == 3
+    assert len(log.read(0, max_entries=100, max_bytes=25)) == 2
+    assert len(log.read(4, max_entries=100, max_bytes=1)) == 1  # one oversized entry still goes
+    assert log.read(10, 5, 100) == []
+
+
 def test_epochs_and_offsets_only_go_forward() -> None:
     log = log_of([2])
     with pytest.raises(InvariantViolation):
