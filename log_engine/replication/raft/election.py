@@ -30,6 +30,7 @@ from log_engine.replication.raft.states import (
     Candidate,
     Follower,
     Leading,
+    Prospective,
     Resigned,
     RoleState,
     Unattached,
@@ -58,17 +59,21 @@ class Elections:
         def _transition(self, state: RoleState, out: Output) -> None: ...
         def _election_deadline(self) -> int: ...
         def _become_leader(self, out: Output) -> None: ...
+        def _become_candidate(self, out: Output) -> None: ...
         def _become_follower(self, epoch: int, leader_id: NodeId, out: Output) -> None: ...
         def _become_unattached(
             self, epoch: int, out: Output, voted_for: NodeId | None = None
         ) -> None: ...
 
     def _on_vote_request(self, request: VoteRequest, out: Output) -> None:
+        if request.pre_vote:
+            self._on_pre_vote_request(request, out)
+            return
         if request.epoch > self.epoch:
             self._become_unattached(request.epoch, out)
         granted = self._may_vote_for(request)
         state = self.state
-        if granted and isinstance(state, Unattached) and state.voted_for is None:
+        if granted and isinstance(state, Unattached | Prospective) and state.voted_for is None:
             # The vote is saved (persist action) before the response leaves (Output order).
             self._transition(
                 Unattached(self.epoch, request.sender, self._election_deadline()), out
@@ -84,9 +89,35 @@ class Elections:
             )
         )
 
+    def _on_pre_vote_request(self, request: VoteRequest, out: Output) -> None:
+        """Would this node vote for the sender in ``request.epoch``? Changes nothing here."""
+        state = self.state
+        granted = (
+            self.config.is_voter
+            and request.sender in self.config.voter_ids
+            and request.epoch > self.epoch
+            # a follower still hearing from its leader protects it from a rejoining node
+            and not (isinstance(state, Follower) and self.now_ms < state.fetch_deadline_ms)
+            and not isinstance(state, Leading)
+            and request.last_offset_and_epoch.at_least_as_up_to_date_as(
+                self.log.end_offset_and_epoch()
+            )
+        )
+        out.messages.append(
+            VoteResponse(
+                self.node_id,
+                request.sender,
+                ErrorCode.NONE,
+                self.epoch,
+                self.leader_id,
+                granted,
+                pre_vote=True,
+            )
+        )
+
     def _may_vote_for(self, request: VoteRequest) -> bool:
         state = self.state
-        if request.epoch != self.epoch or not isinstance(state, Unattached):
+        if request.epoch != self.epoch or not isinstance(state, Unattached | Prospective):
             return False
         if not self.config.is_voter or request.sender not in self.config.voter_ids:
             return False
@@ -97,6 +128,9 @@ class Elections:
         )
 
     def _on_vote_response(self, response: VoteResponse, out: Output) -> None:
+        if response.pre_vote:
+            self._on_pre_vote_response(response, out)
+            return
         if not self._observe_epoch(response.epoch, response.leader_id, out):
             return
         state = self.state
@@ -110,9 +144,28 @@ class Elections:
         else:
             state.rejected.add(response.sender)  # a lost election ends at its deadline
 
+    def _on_pre_vote_response(self, response: VoteResponse, out: Output) -> None:
+        state = self.state
+        stale_leader = state.abandoned_leader if isinstance(state, Prospective) else None
+        named = response.leader_id
+        if response.epoch > self.epoch or named not in (None, self.node_id, stale_leader):
+            # a newer epoch, or a leader other than the one this node stopped hearing from
+            self._observe_epoch(response.epoch, response.leader_id, out)
+        state = self.state
+        if not isinstance(state, Prospective) or response.epoch > state.epoch:
+            return
+        if response.vote_granted:
+            state.granted.add(response.sender)
+            state.rejected.discard(response.sender)
+            if len(state.granted) >= self.config.majority:
+                self._become_candidate(out)
+        else:
+            state.rejected.add(response.sender)
+
     def _on_begin_quorum_epoch(self, request: BeginQuorumEpochRequest, out: Output) -> None:
         if request.epoch > self.epoch or (
-            request.epoch == self.epoch and isinstance(self.state, Unattached | Candidate)
+            request.epoch == self.epoch
+            and isinstance(self.state, Unattached | Prospective | Candidate)
         ):
             self._become_follower(request.epoch, request.sender, out)
         out.messages.append(
@@ -133,8 +186,11 @@ class Elections:
         ):
             voted_for = state.voted_for if isinstance(state, Follower) and following else None
             self._become_unattached(request.epoch, out, voted_for)
-            if isinstance(self.state, Unattached):
-                backoff_ms = self._successor_backoff(request.preferred_successors)
+            successors = request.preferred_successors
+            if successors and successors[0] == self.node_id:
+                self._become_candidate(out)  # no leader left to protect: skip the pre-vote
+            elif isinstance(self.state, Unattached):
+                backoff_ms = self._successor_backoff(successors)
                 self.state.election_deadline_ms = self.now_ms + backoff_ms
         out.messages.append(
             EndQuorumEpochResponse(
@@ -147,9 +203,7 @@ class Elections:
         )
 
     def _successor_backoff(self, successors: tuple[NodeId, ...]) -> int:
-        """The most caught-up successor stands at once; the others wait their rank."""
-        if successors and successors[0] == self.node_id:
-            return 0
+        """Successors after the first wait their rank (the first stands at once)."""
         rank = successors.index(self.node_id) if self.node_id in successors else len(successors)
         step = self.config.election_backoff_max_ms
         return rank * step + self.rng.randrange(step)

@@ -17,12 +17,17 @@ from log_engine.replication.raft.types import Entry, NodeId, OffsetAndEpoch
 
 @dataclass(frozen=True, slots=True)
 class VoteRequest:
-    """A candidate asks for a vote in ``epoch``; its log ends at ``last_offset_and_epoch``."""
+    """A candidate asks for a vote in ``epoch``; its log ends at ``last_offset_and_epoch``.
+
+    With ``pre_vote`` it is a prospective asking whether it could win ``epoch``: the
+    receiver answers but neither moves to ``epoch`` nor records a vote.
+    """
 
     sender: NodeId
     receiver: NodeId
     epoch: int
     last_offset_and_epoch: OffsetAndEpoch
+    pre_vote: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,7 @@ class VoteResponse:
     epoch: int
     leader_id: NodeId | None
     vote_granted: bool
+    pre_vote: bool = False
 
 
 @dataclass(frozen=True, slots=True)

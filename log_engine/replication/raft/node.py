@@ -50,6 +50,7 @@ from log_engine.replication.raft.states import (
     Candidate,
     Follower,
     Leading,
+    Prospective,
     Resigned,
     Role,
     RoleState,
@@ -132,6 +133,8 @@ class RaftNode(Elections, Replication):
             self._tick_unattached(state, out)
         elif isinstance(state, Candidate):
             self._tick_candidate(state, out)
+        elif isinstance(state, Prospective):
+            self._tick_prospective(state, out)
         elif isinstance(state, Follower):
             self._tick_follower(state, out)
         elif isinstance(state, Leading):
@@ -221,7 +224,7 @@ class RaftNode(Elections, Replication):
             if self.config.is_voter:
                 return state.election_deadline_ms
             return state.discovery_deadline_ms
-        if isinstance(state, Candidate):
+        if isinstance(state, Candidate | Prospective):
             return min(state.election_deadline_ms, state.request_deadline_ms)
         if isinstance(state, Follower):
             deadline = state.fetch_deadline_ms
@@ -236,7 +239,7 @@ class RaftNode(Elections, Replication):
     def election_state(self) -> ElectionState:
         """The election state this node's role implies (what must be durable)."""
         state = self.state
-        if isinstance(state, Unattached):
+        if isinstance(state, Unattached | Prospective):
             return ElectionState(state.epoch, state.voted_for, None)
         if isinstance(state, Follower):
             return ElectionState(state.epoch, state.voted_for, state.leader_id)
@@ -295,19 +298,35 @@ class RaftNode(Elections, Replication):
         would keep the up-to-date voters from ever standing (a live-lock).
         """
         state = self.state
-        if isinstance(state, Unattached | Candidate | Resigned):
+        if isinstance(state, Unattached | Prospective | Candidate | Resigned):
             return state.election_deadline_ms
         if isinstance(state, Follower):
             return state.fetch_deadline_ms
         return self._election_deadline()
 
     def _become_follower(self, epoch: int, leader_id: NodeId, out: Output) -> None:
-        voted_for = None
-        if isinstance(self.state, Unattached | Follower) and self.state.epoch == epoch:
-            voted_for = self.state.voted_for
+        # A vote cast in this epoch (for another node or, as a candidate, for itself) stands.
+        voted_for = self.election_state().voted_for if epoch == self.epoch else None
         follower = Follower(epoch, leader_id, voted_for, self._fetch_deadline())
         self._transition(follower, out)
         self._send_fetch(follower, out)
+
+    def _stand_for_election(self, out: Output) -> None:
+        """Start with a pre-vote round, or straight as a candidate when alone."""
+        if self.config.majority == 1:
+            self._become_candidate(out)
+            return
+        prospective = Prospective(
+            self.epoch,
+            self.election_state().voted_for,  # any vote cast in this epoch still stands
+            self._election_deadline(),
+            self.now_ms + self.config.request_timeout_ms,
+            granted={self.node_id},
+            abandoned_leader=self.leader_id,
+        )
+        self._transition(prospective, out)
+        for voter in sorted(self.config.voter_ids - {self.node_id}):
+            out.messages.append(self._vote_request(voter, pre_vote=True))
 
     def _become_candidate(self, out: Output) -> None:
         check(self.config.is_voter, "an observer never stands for election")
@@ -324,8 +343,11 @@ class RaftNode(Elections, Replication):
         for voter in sorted(self.config.voter_ids - {self.node_id}):
             out.messages.append(self._vote_request(voter))
 
-    def _vote_request(self, voter: NodeId) -> VoteRequest:
-        return VoteRequest(self.node_id, voter, self.epoch, self.log.end_offset_and_epoch())
+    def _vote_request(self, voter: NodeId, pre_vote: bool = False) -> VoteRequest:
+        """A Vote request for this epoch (a pre-vote asks about the next one)."""
+        epoch = self.epoch + 1 if pre_vote else self.epoch
+        position = self.log.end_offset_and_epoch()
+        return VoteRequest(self.node_id, voter, epoch, position, pre_vote=pre_vote)
 
     def _become_leader(self, out: Output) -> None:
         leader = LeaderState(
@@ -369,7 +391,7 @@ class RaftNode(Elections, Replication):
         elif (
             leader_id is not None
             and leader_id != self.node_id
-            and isinstance(self.state, Unattached | Candidate)
+            and isinstance(self.state, Unattached | Prospective | Candidate)
         ):
             self._become_follower(epoch, leader_id, out)
         return True
@@ -379,7 +401,7 @@ class RaftNode(Elections, Replication):
     def _tick_unattached(self, state: Unattached, out: Output) -> None:
         if self.config.is_voter:
             if self.now_ms >= state.election_deadline_ms:
-                self._become_candidate(out)
+                self._stand_for_election(out)
         elif self.now_ms >= state.discovery_deadline_ms:
             state.discovery_deadline_ms = self.now_ms + self.config.request_timeout_ms
             voter = self.rng.choice(sorted(self.config.voter_ids))
@@ -387,9 +409,17 @@ class RaftNode(Elections, Replication):
                 FetchRequest(self.node_id, voter, self.epoch, *self._fetch_position())
             )
 
+    def _tick_prospective(self, state: Prospective, out: Output) -> None:
+        if self.now_ms >= state.election_deadline_ms:
+            self._stand_for_election(out)  # a new round of pre-votes, same epoch
+        elif self.now_ms >= state.request_deadline_ms:
+            state.request_deadline_ms = self.now_ms + self.config.request_timeout_ms
+            silent = self.config.voter_ids - state.granted - state.rejected
+            out.messages.extend(self._vote_request(v, pre_vote=True) for v in sorted(silent))
+
     def _tick_candidate(self, state: Candidate, out: Output) -> None:
         if self.now_ms >= state.election_deadline_ms:
-            self._become_candidate(out)
+            self._stand_for_election(out)  # lost: ask again before bumping the epoch
         elif self.now_ms >= state.request_deadline_ms:
             state.request_deadline_ms = self.now_ms + self.config.request_timeout_ms
             silent = self.config.voter_ids - state.granted - state.rejected
@@ -397,7 +427,7 @@ class RaftNode(Elections, Replication):
 
     def _tick_resigned(self, state: Resigned, out: Output) -> None:
         if self.now_ms >= state.election_deadline_ms:
-            self._become_candidate(out)
+            self._stand_for_election(out)
         elif self.now_ms >= state.request_deadline_ms and state.unacknowledged:
             state.request_deadline_ms = self.now_ms + self.config.request_timeout_ms
             for voter in sorted(state.unacknowledged):

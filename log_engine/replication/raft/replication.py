@@ -58,7 +58,7 @@ class Replication:
         @property
         def leader_id(self) -> NodeId | None: ...
         def _observe_epoch(self, epoch: int, leader_id: NodeId | None, out: Output) -> bool: ...
-        def _become_candidate(self, out: Output) -> None: ...
+        def _stand_for_election(self, out: Output) -> None: ...
         def _become_unattached(
             self, epoch: int, out: Output, voted_for: NodeId | None = None
         ) -> None: ...
@@ -101,7 +101,7 @@ class Replication:
     def _tick_follower(self, state: Follower, out: Output) -> None:
         if self.now_ms >= state.fetch_deadline_ms:
             if self.config.is_voter:
-                self._become_candidate(out)  # the leader went quiet: stand for election
+                self._stand_for_election(out)  # the leader went quiet
             else:
                 self._become_unattached(state.epoch, out)  # an observer looks for the leader
         elif not state.in_flight or self.now_ms >= state.request_deadline_ms:
@@ -119,6 +119,10 @@ class Replication:
             return
         state = self._current_follower(response.sender, response.epoch)
         if state is None or state.download is not None:
+            return
+        if response.error == ErrorCode.NOT_LEADER_OR_FOLLOWER and response.leader_id is None:
+            # the node this one follows says it does not lead (it resigned or restarted)
+            self._become_unattached(state.epoch, out, state.voted_for)
             return
         if response.error != ErrorCode.NONE:
             return  # sent again after request_timeout_ms

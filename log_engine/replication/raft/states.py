@@ -2,11 +2,11 @@
 
 ::
 
-    Unattached --election timeout--> Candidate --majority of votes--> Leader
-        ^  |                             |                               |
-        |  +--BeginQuorumEpoch / a response naming the leader--> Follower |
-        |                                                                 |
-        +--- higher epoch seen (any role) <--------- Resigned <--resign / lost quorum
+    Unattached --timeout--> Prospective --majority of pre-votes--> Candidate --majority--> Leader
+        ^  |                    |                                        |                  |
+        |  +--BeginQuorumEpoch / a response naming the leader--> Follower                    |
+        |                                                                                   |
+        +--- higher epoch seen (any role) <----------------- Resigned <--resign / lost quorum
 
 Every role belongs to one epoch; epochs only grow. Observers (non-voters) are only
 ever Unattached or Follower.
@@ -26,6 +26,7 @@ class Role(Enum):
 
     UNATTACHED = "unattached"
     FOLLOWER = "follower"
+    PROSPECTIVE = "prospective"
     CANDIDATE = "candidate"
     LEADER = "leader"
     RESIGNED = "resigned"
@@ -63,6 +64,24 @@ class Follower:
 
 
 @dataclass(slots=True)
+class Prospective:
+    """Asks for pre-votes for ``epoch + 1`` without leaving ``epoch`` (KIP-996).
+
+    A pre-vote binds nobody and changes no epoch: a node cut off from the quorum
+    keeps failing to gather them, so it never bumps the epoch and disrupts the
+    leader when it comes back.
+    """
+
+    epoch: int
+    voted_for: NodeId | None
+    election_deadline_ms: int
+    request_deadline_ms: int
+    granted: set[NodeId] = field(default_factory=set)
+    rejected: set[NodeId] = field(default_factory=set)
+    abandoned_leader: NodeId | None = None  # the leader this node stopped hearing from
+
+
+@dataclass(slots=True)
 class Candidate:
     """Asks for votes in ``epoch``; has voted for itself."""
 
@@ -95,7 +114,7 @@ class Leading:
         return self.leader.epoch
 
 
-RoleState = Unattached | Follower | Candidate | Leading | Resigned
+RoleState = Unattached | Follower | Prospective | Candidate | Leading | Resigned
 
 
 def role_of(state: RoleState) -> Role:
@@ -106,6 +125,7 @@ def role_of(state: RoleState) -> Role:
 _ROLES: dict[type, Role] = {
     Unattached: Role.UNATTACHED,
     Follower: Role.FOLLOWER,
+    Prospective: Role.PROSPECTIVE,
     Candidate: Role.CANDIDATE,
     Leading: Role.LEADER,
     Resigned: Role.RESIGNED,

@@ -88,9 +88,19 @@ class Harness:
         self.node = RaftNode(self.config, self.storage.load(), self.now_ms, random.Random(7))
         self.apply(self.node.start())
 
-    def elect(self, *voters: int) -> Output:
-        """Time out, stand for election and collect votes from ``voters``."""
+    def stand(self, *voters: int) -> Output:
+        """Time out and gather pre-votes from ``voters``: the node is then a candidate."""
         out = self.tick(3 * ELECTION_TIMEOUT_MS)
+        epoch = self.node.epoch
+        for voter in voters:
+            out = self.handle(
+                VoteResponse(voter, self.node.node_id, ErrorCode.NONE, epoch, None, True, True)
+            )
+        return out
+
+    def elect(self, *voters: int) -> Output:
+        """Stand for election and collect pre-votes, then votes, from ``voters``."""
+        out = self.stand(*voters)
         epoch = self.node.epoch
         for voter in voters:
             out = self.handle(

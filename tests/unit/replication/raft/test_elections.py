@@ -82,13 +82,47 @@ def test_a_stale_epoch_vote_request_is_fenced() -> None:
     assert response.error is ErrorCode.FENCED_LEADER_EPOCH and response.epoch == 5
 
 
-def test_candidate_with_a_majority_leads_and_appends_a_leader_change_entry() -> None:
+def test_a_timed_out_voter_first_asks_for_pre_votes_without_changing_its_epoch() -> None:
     node = Harness(1, log_epochs=[1, 1])
     out = node.tick(300)
+    assert node.node.role is Role.PROSPECTIVE and node.node.epoch == 1
+    assert out.persist == []
+    requests = [m for m in out.messages if isinstance(m, VoteRequest)]
+    assert {m.receiver for m in requests} == {2, 3}
+    assert all(m.pre_vote and m.epoch == 2 for m in requests)
+    node.handle(VoteResponse(2, 1, ErrorCode.NONE, 1, None, False, pre_vote=True))
+    node.handle(VoteResponse(3, 1, ErrorCode.NONE, 1, None, False, pre_vote=True))
+    assert node.node.role is Role.PROSPECTIVE and node.node.epoch == 1  # refused: no bump
+
+
+def test_pre_votes_are_answered_without_any_change_on_the_voter() -> None:
+    node = Harness(1, log_epochs=[1, 1, 2])
+    before = node.storage.load()
+    request = VoteRequest(2, 1, 3, OffsetAndEpoch(3, 2), pre_vote=True)
+    out = node.handle(request)
+    assert only_vote_response(out).vote_granted and only_vote_response(out).pre_vote
+    stale = VoteRequest(3, 1, 3, OffsetAndEpoch(2, 2), pre_vote=True)
+    assert not only_vote_response(node.handle(stale)).vote_granted
+    assert node.node.epoch == 2 and node.storage.load() == before
+    assert only_vote_response(node.handle(request)).vote_granted  # nothing was recorded
+
+
+def test_a_follower_still_hearing_from_its_leader_refuses_pre_votes() -> None:
+    node = Harness(1, election=ElectionState(4, leader_id=2))
+    request = VoteRequest(3, 1, 5, OffsetAndEpoch(9, 4), pre_vote=True)
+    assert not only_vote_response(node.handle(request)).vote_granted
+    node.tick(FETCH_TIMEOUT_MS)  # the leader went quiet: this node stands itself
+    assert node.node.role is Role.PROSPECTIVE
+    assert only_vote_response(node.handle(request)).vote_granted
+
+
+def test_a_prospective_with_a_majority_of_pre_votes_stands_as_candidate_then_leads() -> None:
+    node = Harness(1, log_epochs=[1, 1])
+    out = node.stand(2)
     assert node.node.role is Role.CANDIDATE and node.node.epoch == 2
     assert SaveElectionState(ElectionState(2, voted_for=1)) == out.persist[0]
     requests = [m for m in out.messages if isinstance(m, VoteRequest)]
-    assert {m.receiver for m in requests} == {2, 3}
+    assert {m.receiver for m in requests} == {2, 3} and not any(m.pre_vote for m in requests)
     assert requests[0].last_offset_and_epoch == OffsetAndEpoch(2, 1)
     out = node.handle(VoteResponse(2, 1, ErrorCode.NONE, 2, None, True))
     assert node.node.role is Role.LEADER
@@ -97,9 +131,19 @@ def test_candidate_with_a_majority_leads_and_appends_a_leader_change_entry() -> 
     assert {m.receiver for m in out.messages if isinstance(m, BeginQuorumEpochRequest)} == {2, 3}
 
 
+def test_a_prospective_does_not_go_back_to_the_leader_it_stopped_hearing_from() -> None:
+    node = Harness(1, election=ElectionState(4, leader_id=2))
+    node.tick(FETCH_TIMEOUT_MS)
+    assert node.node.role is Role.PROSPECTIVE
+    node.handle(VoteResponse(3, 1, ErrorCode.NONE, 4, 2, False, pre_vote=True))
+    assert node.node.role is Role.PROSPECTIVE  # 3 still follows 2; that proves nothing
+    node.handle(VoteResponse(3, 1, ErrorCode.NONE, 5, 3, False, pre_vote=True))
+    assert node.node.role is Role.FOLLOWER and node.node.leader_id == 3  # a newer epoch
+
+
 def test_a_candidate_that_sees_a_leader_follows_it() -> None:
     node = Harness(1)
-    node.tick(300)
+    node.stand(2)
     out = node.handle(BeginQuorumEpochRequest(3, 1, node.node.epoch))
     assert node.node.role is Role.FOLLOWER and node.node.leader_id == 3
     assert any(isinstance(m, FetchRequest) and m.receiver == 3 for m in out.messages)
@@ -111,7 +155,7 @@ def test_a_follower_stands_for_election_when_the_leader_goes_quiet() -> None:
     node.tick(FETCH_TIMEOUT_MS - 1)
     assert node.node.role is Role.FOLLOWER
     node.tick(1)
-    assert node.node.role is Role.CANDIDATE and node.node.epoch == 5
+    assert node.node.role is Role.PROSPECTIVE and node.node.epoch == 4
 
 
 def test_a_follower_rejects_votes_while_it_knows_a_leader() -> None:
@@ -155,12 +199,14 @@ def test_the_leader_describes_each_replicas_progress() -> None:
         Harness(2).node.describe_quorum()
 
 
-def test_the_preferred_successor_stands_at_once() -> None:
-    node = Harness(3, election=ElectionState(4, leader_id=1))
-    node.handle(EndQuorumEpochRequest(1, 3, 4, preferred_successors=(3, 2)))
-    assert node.node.role is Role.UNATTACHED
-    node.tick(0)
-    assert node.node.role is Role.CANDIDATE and node.node.epoch == 5
+def test_the_preferred_successor_stands_at_once_the_next_waits_its_turn() -> None:
+    first = Harness(3, election=ElectionState(4, leader_id=1))
+    first.handle(EndQuorumEpochRequest(1, 3, 4, preferred_successors=(3, 2)))
+    assert first.node.role is Role.CANDIDATE and first.node.epoch == 5  # no pre-vote
+    second = Harness(2, election=ElectionState(4, leader_id=1))
+    second.handle(EndQuorumEpochRequest(1, 2, 4, preferred_successors=(3, 2)))
+    assert second.node.role is Role.UNATTACHED
+    assert second.node.next_deadline_ms() >= second.now_ms + 50  # one backoff step
 
 
 def test_a_leader_cut_off_from_the_majority_resigns() -> None:
@@ -170,7 +216,7 @@ def test_a_leader_cut_off_from_the_majority_resigns() -> None:
     leader.tick(FETCH_TIMEOUT_MS * 3 // 2 + 1)
     assert leader.node.role is Role.RESIGNED
     leader.tick(1000)
-    assert leader.node.role is Role.CANDIDATE
+    assert leader.node.role is Role.PROSPECTIVE
 
 
 def test_a_restarted_leader_comes_back_resigned() -> None:

@@ -12,6 +12,7 @@ from log_engine.replication.raft import (
     InvalidSnapshotError,
     LoadSnapshotEvent,
     OffsetAndEpoch,
+    Role,
     SaveSnapshot,
     Snapshot,
     TruncateLog,
@@ -125,6 +126,15 @@ def test_duplicated_and_reordered_fetch_responses_are_ignored() -> None:
     assert follower.node.log.end_offset == 2
     assert follower.handle(response).persist == []  # the same answer again: no append
     assert follower.node.log.end_offset == 2
+
+
+def test_a_follower_whose_leader_says_it_does_not_lead_lets_go_of_it() -> None:
+    follower = Harness(2, election=ElectionState(3, voted_for=1, leader_id=1))
+    assert sent(follower.outputs[-1], FetchRequest)  # it was fetching from 1
+    not_leader = FetchResponse(1, 2, ErrorCode.NOT_LEADER_OR_FOLLOWER, 3, None, 0)
+    follower.handle(not_leader)
+    assert follower.node.role is Role.UNATTACHED and follower.node.epoch == 3
+    assert follower.storage.load().election == ElectionState(3, voted_for=1)
 
 
 def test_an_empty_fetch_is_parked_until_new_entries_arrive() -> None:

@@ -82,6 +82,25 @@ def test_an_isolated_leader_steps_down_and_the_majority_moves_on(voters: int) ->
         assert simulation.checker.committed[offset] == entry
 
 
+@pytest.mark.parametrize("voters", [3, 5])
+def test_a_follower_cut_off_for_long_rejoins_without_disrupting_the_leader(voters: int) -> None:
+    calm = Faults(loss=0.0, duplicate=0.0, fault_interval_ms=10**9)
+    simulation = Simulation(4, voters, calm)
+    leader_id = stable_leader(simulation)
+    leader = simulation.nodes[leader_id - 1].driver.node  # type: ignore[union-attr]
+    epoch = leader.epoch
+    loner = next(n for n in simulation.nodes if n.node_id != leader_id)
+    simulation._isolate({loner.node_id})
+    simulation.run(5_000)  # the loner's pre-votes all fail: its epoch stays put
+    assert loner.driver is not None and loner.driver.node.epoch == epoch
+    committed_at_heal = leader.high_watermark
+    simulation.blocked.clear()
+    simulation.run(2_000)
+    assert simulation.leader() is simulation.nodes[leader_id - 1] and leader.epoch == epoch
+    assert loner.driver.node.leader_id == leader_id
+    assert loner.driver.node.high_watermark >= committed_at_heal  # caught up
+
+
 def test_a_whole_cluster_restart_recovers_from_durable_state() -> None:
     calm = Faults(loss=0.0, duplicate=0.0, fault_interval_ms=10**9)
     simulation = Simulation(3, 3, calm)
