@@ -51,6 +51,7 @@ class Faults:
     snapshot_every_entries: int = 100
     propose_interval_ms: int = 30
     bounce_after_vote: float = 0.2  # restart a voter right after it granted a vote
+    crash_new_leader: float = 0.3  # crash a new leader within a few ms of its election
 
 
 class StateMachine:
@@ -212,6 +213,7 @@ class Simulation:
         self.proposed = 0
         self.tear: set[int] = set()
         self.restart_at: dict[int, int] = {}
+        self.crash_at: dict[int, int] = {}
         self.torn_steps = 0
         self.stats: Counter[str] = Counter()
         ids = list(range(1, voters + 1))
@@ -303,6 +305,10 @@ class Simulation:
         self._send(node, messages)
         if raft.role is Role.LEADER and raft.epoch != was_leader_epoch:
             self.checker.check_leader_completeness(node)
+            if self.chaos and self.rng.random() < self.faults.crash_new_leader:
+                # a targeted fault: the new leader dies before its epoch's first entry
+                # spreads (Raft's "figure 8": older entries must not count as committed)
+                self.crash_at[node.node_id] = self.now_ms + self.rng.randrange(1, 40)
         voted = any(isinstance(m, VoteResponse) and m.vote_granted for m in messages)
         if voted and self.chaos and self.rng.random() < self.faults.bounce_after_vote:
             self.crash(node)  # a targeted fault: does the vote survive a restart?
@@ -340,6 +346,12 @@ class Simulation:
             self.checker.check(self.nodes)
 
     def _tick_all(self) -> None:
+        for node_id, due_ms in list(self.crash_at.items()):
+            if due_ms <= self.now_ms:
+                del self.crash_at[node_id]
+                if self.nodes[node_id - 1].driver is not None:
+                    self.crash(self.nodes[node_id - 1])
+                    self.restart_at[node_id] = self.now_ms + self.rng.randrange(1, 200)
         for node_id, due_ms in list(self.restart_at.items()):
             if due_ms <= self.now_ms:
                 del self.restart_at[node_id]
@@ -418,6 +430,7 @@ class Simulation:
         """Stop the faults, restart every node and require one leader and equal logs."""
         self.chaos = False
         self.tear.clear()
+        self.crash_at.clear()
         self.blocked.clear()
         self.faults.loss = self.faults.duplicate = 0.0
         for node in self.nodes:
