@@ -155,7 +155,7 @@ class ChangeDecoder:
         last = self._last_commit_lsn
         source = self._factory.source(
             table,
-            ts_ms=begin.commit_ts_us // 1000,
+            ts_us=begin.commit_ts_us,
             snapshot="false",
             tx_id=begin.xid,
             lsn=lsn,

@@ -9,6 +9,12 @@ Offsets (partition ``{"server": <topic.prefix>}``) follow Debezium's names::
 ``final_lsn``) and ``seq`` the index of the record within that transaction's
 records; ``(lsn_commit, seq)`` orders every streamed record, which is how a
 restarted task skips what was already delivered (see :mod:`.task`).
+
+Values follow Debezium 3.x (:data:`~.tables.DEBEZIUM_VERSION`): the envelope
+and the source block carry their time in ``ts_ms``, ``ts_us`` and ``ts_ns``.
+The envelope's is when the connector made the event; the source's is the
+commit time while streaming (PostgreSQL's microseconds, so ``ts_ns`` ends in
+000) and the snapshot's start while snapshotting.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ import time
 from typing import Any
 
 from connectors.api import Schema, SchemaType, SourceRecord, struct
-from connectors.source.postgres_cdc.tables import CONNECTOR_VERSION, Table
+from connectors.source.postgres_cdc.tables import DEBEZIUM_VERSION, Table
 
 HEARTBEAT_KEY_SCHEMA = struct(
     ("serverName", Schema(SchemaType.STRING)), name="io.debezium.connector.common.ServerNameKey"
@@ -42,25 +48,30 @@ class EventFactory:
         self,
         table: Table,
         *,
-        ts_ms: int,
+        ts_us: int,
         snapshot: str,
         tx_id: int | None,
         lsn: int | None,
         sequence: str | None,
     ) -> dict[str, Any]:
+        """The source block; ``ts_us``: the event's time in µs since the epoch."""
         return {
-            "version": CONNECTOR_VERSION,
+            "version": DEBEZIUM_VERSION,
             "connector": "postgresql",
             "name": self.prefix,
-            "ts_ms": ts_ms,
+            "ts_ms": ts_us // 1000,
             "snapshot": snapshot,
             "db": self.dbname,
             "sequence": sequence,
+            "ts_us": ts_us,
+            "ts_ns": ts_us * 1000,
             "schema": table.schema_name,
             "table": table.table_name,
             "txId": tx_id,
             "lsn": lsn,
             "xmin": None,
+            "origin": None,
+            "origin_lsn": None,
         }
 
     def change(
@@ -74,13 +85,16 @@ class EventFactory:
         offset: dict[str, Any],
     ) -> SourceRecord:
         """One change event (op c, u, d, r or t)."""
+        now_ns = time.time_ns()
         value = {
             "before": before,
             "after": after,
             "source": source,
-            "op": op,
-            "ts_ms": time.time_ns() // 1_000_000,
             "transaction": None,
+            "op": op,
+            "ts_ms": now_ns // 1_000_000,
+            "ts_us": now_ns // 1000,
+            "ts_ns": now_ns,
         }
         return SourceRecord(
             topic=table.topic,
