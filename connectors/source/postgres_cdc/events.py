@@ -23,6 +23,7 @@ import time
 from typing import Any
 
 from connectors.api import Schema, SchemaType, SourceRecord, struct
+from connectors.source.postgres_cdc.pgoutput import Origin
 from connectors.source.postgres_cdc.tables import DEBEZIUM_VERSION, Table
 
 HEARTBEAT_KEY_SCHEMA = struct(
@@ -53,8 +54,10 @@ class EventFactory:
         tx_id: int | None,
         lsn: int | None,
         sequence: str | None,
+        origin: Origin | None = None,
     ) -> dict[str, Any]:
-        """The source block; ``ts_us``: the event's time in µs since the epoch."""
+        """The source block; ``ts_us``: the event's time in µs since the epoch, ``origin``:
+        where a replayed transaction was first committed (its name and commit LSN there)."""
         return {
             "version": DEBEZIUM_VERSION,
             "connector": "postgresql",
@@ -70,8 +73,8 @@ class EventFactory:
             "txId": tx_id,
             "lsn": lsn,
             "xmin": None,
-            "origin": None,
-            "origin_lsn": None,
+            "origin": None if origin is None else origin.name,
+            "origin_lsn": None if origin is None else origin.commit_lsn,
         }
 
     def change(

@@ -200,3 +200,28 @@ def test_extract_new_record_state_reads_the_new_fields(
     assert schema is not None
     assert schema.field("__ts_us").schema == Schema(SchemaType.INT64, optional=True)
     assert schema.field("__source_ts_ns").schema == Schema(SchemaType.INT64, optional=True)
+
+
+def test_a_replayed_transaction_names_its_origin(
+    db: psycopg.Connection, harness: Callable[..., TaskHarness], pg_database: str
+) -> None:
+    """source.origin/origin_lsn (Debezium 3.5+): set for a transaction committed under a
+    replication origin (as a subscription replays one), null for the next one."""
+    db.execute("CREATE TABLE items (id int PRIMARY KEY)")
+    h = harness(**{"snapshot.mode": "no_data"})
+    origin = f"upstream_{pg_database}"
+    db.execute("SELECT pg_replication_origin_create(%s)", (origin,))
+    try:
+        db.execute("SELECT pg_replication_origin_session_setup(%s)", (origin,))
+        with db.transaction():
+            db.execute("SELECT pg_replication_origin_xact_setup('0/1234', now())")
+            db.execute("INSERT INTO items VALUES (1)")
+        db.execute("SELECT pg_replication_origin_session_reset()")
+        db.execute("INSERT INTO items VALUES (2)")
+        replayed, local = h.poll_until(lambda rs: len(rs) >= 2)[:2]
+    finally:
+        db.execute("SELECT pg_replication_origin_drop(%s)", (origin,))
+    assert replayed.value["after"] == {"id": 1} and local.value["after"] == {"id": 2}
+    assert (replayed.value["source"]["origin"], replayed.value["source"]["origin_lsn"]) == (
+        origin, 0x1234)
+    assert (local.value["source"]["origin"], local.value["source"]["origin_lsn"]) == (None, None)
