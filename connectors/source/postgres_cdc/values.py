@@ -169,10 +169,20 @@ def zoned_timestamp_parser(typmod: int) -> Parser:
 
 
 def _zoned_timestamp_with(width: int) -> Parser:
+    if width == 0:
+        def parse_whole(text: str) -> str:
+            if text[-3:] == "+00" and text[4] == "-" and text[10] == " ":
+                return f"{text[:10]}T{text[11:-3]}Z"  # PostgreSQL writes no zeros to trim
+            return _zoned_timestamp_other(text, 0)
+
+        return parse_whole
+    pads = tuple("0" * max(width - n, 0) for n in range(10))  # by the digits written
+
     def parse(text: str) -> str:
         # the usual text of a UTC session: "2024-01-01 10:00:15[.63872]+00"
         if text[-3:] == "+00" and text[4] == "-" and text[10] == " ":
-            return f"{text[:10]}T{text[11:19]}{_fraction(text[20:-3], width)}Z"
+            digits = text[20:-3]
+            return f"{text[:10]}T{text[11:19]}.{digits}{pads[len(digits)]}Z"
         return _zoned_timestamp_other(text, width)
 
     return parse
