@@ -26,11 +26,14 @@ from connectors.api import Schema, SchemaType, SourceRecord, struct
 from connectors.source.postgres_cdc.pgoutput import Origin
 from connectors.source.postgres_cdc.tables import DEBEZIUM_VERSION, Table
 
-HEARTBEAT_KEY_SCHEMA = struct(
-    ("serverName", Schema(SchemaType.STRING)), name="io.debezium.connector.common.ServerNameKey"
+# as Debezium 3.x: version 1 on both, the value has ts_ms only
+HEARTBEAT_KEY_SCHEMA = Schema(
+    SchemaType.STRUCT, name="io.debezium.connector.common.ServerNameKey", version=1,
+    fields=struct(("serverName", Schema(SchemaType.STRING))).fields,
 )
-HEARTBEAT_VALUE_SCHEMA = struct(
-    ("ts_ms", Schema(SchemaType.INT64)), name="io.debezium.connector.common.Heartbeat"
+HEARTBEAT_VALUE_SCHEMA = Schema(
+    SchemaType.STRUCT, name="io.debezium.connector.common.Heartbeat", version=1,
+    fields=struct(("ts_ms", Schema(SchemaType.INT64))).fields,
 )
 
 
