@@ -310,7 +310,8 @@ class PostgresCdcTask(SourceTask):
         data = table.row(values)
         source = self._factory.source(
             table, ts_us=self._snapshot.started_us, snapshot=marker,
-            tx_id=self._snapshot.tx_id, lsn=self._snapshot_lsn, sequence=None,
+            tx_id=self._snapshot.tx_id, lsn=self._snapshot_lsn,
+            sequence=f'[null,"{self._snapshot_lsn}"]',  # Debezium's: no commit seen yet
         )
         offset = {
             "lsn": self._snapshot_lsn,

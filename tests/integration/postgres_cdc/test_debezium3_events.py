@@ -80,6 +80,7 @@ def test_envelope_and_source_are_debezium_3s_in_snapshot_and_stream(
         _check_times(record.value, started_ns)
 
     assert read.value["source"]["ts_us"] >= started_ns // 1000  # the snapshot's start
+    assert read.value["source"]["sequence"] == f'[null,"{read.value["source"]["lsn"]}"]'
     # while streaming, source time is the commit time, in PostgreSQL's microseconds
     assert before_commit_us <= create.value["source"]["ts_us"] <= after_commit_us
 
