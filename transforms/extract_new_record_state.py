@@ -1,6 +1,7 @@
 """Debezium's ExtractNewRecordState: a change event's envelope -> the row after the change.
 
-A change event's value is ``{before, after, source, op, ts_ms}``; this keeps
+A change event's value is ``{before, after, source, transaction, op, ts_ms,
+ts_us, ts_ns}`` (Debezium 3.x; older events without ts_us/ts_ns work too); this keeps
 ``after`` (creates ``c``, updates ``u``, snapshot reads ``r``). Deletes
 (``d``) and tombstones (null values that follow deletes for compaction) are
 handled by ``delete.tombstone.handling.mode``:

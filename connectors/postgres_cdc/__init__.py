@@ -1,5 +1,9 @@
 """PostgreSQL CDC source: Debezium-compatible change events from a pgoutput slot.
 
+The events follow the Debezium release named by :data:`.tables.DEBEZIUM_VERSION`
+(3.6.1.Final, also ``source.version``): envelope and source fields, their order
+and optionality, and the value encodings.
+
 Modules, one concept each::
 
     source       PostgresCdcConnector (Debezium's class name), check(), one task

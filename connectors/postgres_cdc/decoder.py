@@ -31,6 +31,7 @@ from connectors.postgres_cdc.pgoutput import (
     Delete,
     Insert,
     Message,
+    Origin,
     Relation,
     Truncate,
     Update,
@@ -60,6 +61,7 @@ class ChangeDecoder:
         self._skipped = config.skipped
         self._tables: dict[int, Table | None] = {}
         self._begin: Begin | None = None
+        self._origin: Origin | None = None
         self._seq = -1
         self._skip_tx = False
         self._last_commit_lsn: int | None = None
@@ -78,6 +80,7 @@ class ChangeDecoder:
                 self._row_change(message, table, lsn, out)
         elif isinstance(message, Begin):
             self._begin = message
+            self._origin = None
             self._seq = -1
             self._skip_tx = message.final_lsn < self._resume[0]
         elif isinstance(message, Commit):
@@ -87,6 +90,8 @@ class ChangeDecoder:
             self._confirmations.completed(message.end_lsn)
         elif isinstance(message, Relation):
             self._tables[message.relid] = self._table(message)
+        elif isinstance(message, Origin):
+            self._origin = message
         elif isinstance(message, Truncate) and "t" not in self._skipped and not self._skip_tx:
             for relid in message.relids:
                 table = self._tables.get(relid)
@@ -153,13 +158,15 @@ class ChangeDecoder:
         begin = self._begin
         assert begin is not None, "a change outside a transaction"
         last = self._last_commit_lsn
+        origin = self._origin
         source = self._factory.source(
             table,
-            ts_ms=begin.commit_ts_us // 1000,
+            ts_us=begin.commit_ts_us,
             snapshot="false",
             tx_id=begin.xid,
             lsn=lsn,
             sequence=f'["{last}","{lsn}"]' if last is not None else f'[null,"{lsn}"]',
+            origin=origin,
         )
         offset = self._offset(lsn, position)
         out.append(self._factory.change(table, op, key, before, after, source, offset))

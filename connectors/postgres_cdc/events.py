@@ -9,6 +9,12 @@ Offsets (partition ``{"server": <topic.prefix>}``) follow Debezium's names::
 ``final_lsn``) and ``seq`` the index of the record within that transaction's
 records; ``(lsn_commit, seq)`` orders every streamed record, which is how a
 restarted task skips what was already delivered (see :mod:`.task`).
+
+Values follow Debezium 3.x (:data:`~.tables.DEBEZIUM_VERSION`): the envelope
+and the source block carry their time in ``ts_ms``, ``ts_us`` and ``ts_ns``.
+The envelope's is when the connector made the event; the source's is the
+commit time while streaming (PostgreSQL's microseconds, so ``ts_ns`` ends in
+000) and the snapshot's start while snapshotting.
 """
 
 from __future__ import annotations
@@ -17,13 +23,17 @@ import time
 from typing import Any
 
 from connectors.api import Schema, SchemaType, SourceRecord, struct
-from connectors.postgres_cdc.tables import CONNECTOR_VERSION, Table
+from connectors.postgres_cdc.pgoutput import Origin
+from connectors.postgres_cdc.tables import DEBEZIUM_VERSION, Table
 
-HEARTBEAT_KEY_SCHEMA = struct(
-    ("serverName", Schema(SchemaType.STRING)), name="io.debezium.connector.common.ServerNameKey"
+# as Debezium 3.x: version 1 on both, the value has ts_ms only
+HEARTBEAT_KEY_SCHEMA = Schema(
+    SchemaType.STRUCT, name="io.debezium.connector.common.ServerNameKey", version=1,
+    fields=struct(("serverName", Schema(SchemaType.STRING))).fields,
 )
-HEARTBEAT_VALUE_SCHEMA = struct(
-    ("ts_ms", Schema(SchemaType.INT64)), name="io.debezium.connector.common.Heartbeat"
+HEARTBEAT_VALUE_SCHEMA = Schema(
+    SchemaType.STRUCT, name="io.debezium.connector.common.Heartbeat", version=1,
+    fields=struct(("ts_ms", Schema(SchemaType.INT64))).fields,
 )
 
 
@@ -37,30 +47,56 @@ class EventFactory:
         self.partition = {"server": prefix}
         self.heartbeat_topic = f"__debezium-heartbeat.{prefix}"
         self._heartbeat_key = {"serverName": prefix}
+        self._sources: dict[str, dict[str, Any]] = {}  # by schema.table
 
     def source(
         self,
         table: Table,
         *,
-        ts_ms: int,
+        ts_us: int,
         snapshot: str,
         tx_id: int | None,
         lsn: int | None,
         sequence: str | None,
+        origin: Origin | None = None,
     ) -> dict[str, Any]:
+        """The source block; ``ts_us``: the event's time in µs since the epoch, ``origin``:
+        where a replayed transaction was first committed (its name and commit LSN there)."""
+        template = self._sources.get(table.qualified_name)
+        if template is None:
+            template = self._sources[table.qualified_name] = self._source_template(table)
+        block = template.copy()  # a copy and 7 stores beat a 16-key dict literal
+        block["ts_ms"] = ts_us // 1000
+        block["snapshot"] = snapshot
+        block["sequence"] = sequence
+        block["ts_us"] = ts_us
+        block["ts_ns"] = ts_us * 1000
+        block["txId"] = tx_id
+        block["lsn"] = lsn
+        if origin is not None:
+            block["origin"] = origin.name
+            block["origin_lsn"] = origin.commit_lsn
+        return block
+
+    def _source_template(self, table: Table) -> dict[str, Any]:
+        """A table's source block with the per-event fields null, in the schema's order."""
         return {
-            "version": CONNECTOR_VERSION,
+            "version": DEBEZIUM_VERSION,
             "connector": "postgresql",
             "name": self.prefix,
-            "ts_ms": ts_ms,
-            "snapshot": snapshot,
+            "ts_ms": None,
+            "snapshot": None,
             "db": self.dbname,
-            "sequence": sequence,
+            "sequence": None,
+            "ts_us": None,
+            "ts_ns": None,
             "schema": table.schema_name,
             "table": table.table_name,
-            "txId": tx_id,
-            "lsn": lsn,
+            "txId": None,
+            "lsn": None,
             "xmin": None,
+            "origin": None,
+            "origin_lsn": None,
         }
 
     def change(
@@ -74,13 +110,16 @@ class EventFactory:
         offset: dict[str, Any],
     ) -> SourceRecord:
         """One change event (op c, u, d, r or t)."""
+        now_ns = time.time_ns()
         value = {
             "before": before,
             "after": after,
             "source": source,
-            "op": op,
-            "ts_ms": time.time_ns() // 1_000_000,
             "transaction": None,
+            "op": op,
+            "ts_ms": now_ns // 1_000_000,
+            "ts_us": now_ns // 1000,
+            "ts_ns": now_ns,
         }
         return SourceRecord(
             topic=table.topic,

@@ -9,6 +9,7 @@ pgoutput message and ``k`` is a primary keepalive::
 The pgoutput messages parsed here (big-endian, strings NUL-terminated)::
 
     B  Begin     Int64 final_lsn  Int64 commit_ts_us(2000)  Int32 xid
+    O  Origin    Int64 commit_lsn (on the origin server)  String name
     C  Commit    Int8 flags  Int64 commit_lsn  Int64 end_lsn  Int64 commit_ts_us
     R  Relation  Int32 relid  String ns  String name  Int8 replident  Int16 ncols
                  ncols x (Int8 flags(1=key)  String name  Int32 type_oid  Int32 typmod)
@@ -19,9 +20,11 @@ The pgoutput messages parsed here (big-endian, strings NUL-terminated)::
     T  Truncate  Int32 nrels  Int8 options  nrels x Int32 relid
     TupleData    Int16 ncols  ncols x ('n' | 'u' | 't' Int32 len Byte[len])
 
-Origin (``O``) and logical decoding messages (``M``) are returned as None:
-the connector does not use them. Column values stay text (``str``), or
-:data:`NULL` / :data:`UNCHANGED_TOAST` markers; :mod:`.values` parses them.
+Logical decoding messages (``M``) are returned as None: the connector does
+not use them. An Origin follows the Begin of a transaction that was replayed
+from another server (a subscription, or a session with a replication origin).
+Column values stay text (``str``), or :data:`NULL` / :data:`UNCHANGED_TOAST`
+markers; :mod:`.values` parses them.
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ class Begin:
     final_lsn: int
     commit_ts_us: int  # Unix epoch
     xid: int
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    commit_lsn: int  # the transaction's commit LSN on the origin server
+    name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +121,7 @@ class Truncate:
     restart_identity: bool
 
 
-Message = Begin | Commit | Relation | TypeInfo | Insert | Update | Delete | Truncate
+Message = Begin | Origin | Commit | Relation | TypeInfo | Insert | Update | Delete | Truncate
 
 
 class ProtocolError(ValueError):
@@ -131,7 +140,8 @@ def parse_keepalive(data: bytes | memoryview) -> tuple[int, bool]:
 
 
 def parse_message(buf: bytes, pos: int = 0) -> Message | None:
-    """Parse the pgoutput message starting at ``buf[pos]`` (None for Origin/Message)."""
+    """Parse the pgoutput message starting at ``buf[pos]`` (None for a logical decoding
+    Message)."""
     kind = buf[pos]
     pos += 1
     try:
@@ -162,7 +172,10 @@ def parse_message(buf: bytes, pos: int = 0) -> Message | None:
             options = buf[pos + 4]
             relids = struct.unpack_from(f">{nrels}I", buf, pos + 5)
             return Truncate(tuple(relids), bool(options & 1), bool(options & 2))
-        if kind in (0x4F, 0x4D):  # O(rigin), M(essage)
+        if kind == 0x4F:  # O
+            commit_lsn = _Q.unpack_from(buf, pos)[0]
+            return Origin(commit_lsn, _cstring(buf, pos + 8)[0])
+        if kind == 0x4D:  # M(essage)
             return None
     except (struct.error, IndexError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"malformed pgoutput message {chr(kind)!r}: {exc}") from None

@@ -46,7 +46,7 @@ class Snapshot:
         self._snapshot_name = snapshot_name
         self._fetch_size = fetch_size
         self.tx_id: int | None = None
-        self.started_ms = 0
+        self.started_us = 0
         self._progress: dict[str, dict[str, Any]] = {
             name: {"rows": 0, "estimated": info.estimated_rows, "done": False}
             for name, info in self._tables
@@ -65,7 +65,7 @@ class Snapshot:
                 cursor.execute("SELECT 1")
             row = cursor.execute("SELECT txid_snapshot_xmin(txid_current_snapshot())").fetchone()
         self.tx_id = int(row[0]) if row else None
-        self.started_ms = time.time_ns() // 1_000_000
+        self.started_us = time.time_ns() // 1000
 
     def rows(self) -> Iterator[tuple[Table, tuple[str | None, ...]]]:
         """Each row of each table as text values, table by table."""

@@ -24,31 +24,44 @@ from connectors.postgres_cdc.values import (
     CONNECT_TIME,
     CONNECT_TIMESTAMP,
     DECIMAL,
+    ZONED_TIME,
+    ZONED_TIMESTAMP,
     Parser,
     column_type,
 )
 
 UNAVAILABLE = "__debezium_unavailable_value"
-CONNECTOR_VERSION = "2.7.0.Final"
+#: The Debezium release whose PostgreSQL change events these follow (``source.version``).
+DEBEZIUM_VERSION = "3.6.1.Final"
 
-SOURCE_SCHEMA = struct(
-    ("version", Schema(SchemaType.STRING)),
-    ("connector", Schema(SchemaType.STRING)),
-    ("name", Schema(SchemaType.STRING)),
-    ("ts_ms", Schema(SchemaType.INT64)),
-    ("snapshot", Schema(
-        SchemaType.STRING, optional=True, name="io.debezium.data.Enum", version=1,
-        default="false", parameters={"allowed": "true,first,first_in_data_collection,"
-                                     "last_in_data_collection,last,false,incremental"},
-    )),
-    ("db", Schema(SchemaType.STRING)),
-    ("sequence", OPTIONAL_STRING),
-    ("schema", Schema(SchemaType.STRING)),
-    ("table", Schema(SchemaType.STRING)),
-    ("txId", OPTIONAL_INT64),
-    ("lsn", OPTIONAL_INT64),
-    ("xmin", OPTIONAL_INT64),
+# Debezium 3.x's io.debezium.connector.postgresql.Source: the common fields (ts_us/ts_ns
+# since 2.6, after sequence), then PostgreSQL's (origin/origin_lsn since 3.5)
+SOURCE_SCHEMA = Schema(
+    SchemaType.STRUCT,
     name="io.debezium.connector.postgresql.Source",
+    version=1,
+    fields=struct(
+        ("version", Schema(SchemaType.STRING)),
+        ("connector", Schema(SchemaType.STRING)),
+        ("name", Schema(SchemaType.STRING)),
+        ("ts_ms", Schema(SchemaType.INT64)),
+        ("snapshot", Schema(
+            SchemaType.STRING, optional=True, name="io.debezium.data.Enum", version=1,
+            default="false", parameters={"allowed": "true,first,first_in_data_collection,"
+                                         "last_in_data_collection,last,false,incremental"},
+        )),
+        ("db", Schema(SchemaType.STRING)),
+        ("sequence", OPTIONAL_STRING),
+        ("ts_us", OPTIONAL_INT64),
+        ("ts_ns", OPTIONAL_INT64),
+        ("schema", Schema(SchemaType.STRING)),
+        ("table", Schema(SchemaType.STRING)),
+        ("txId", OPTIONAL_INT64),
+        ("lsn", OPTIONAL_INT64),
+        ("xmin", OPTIONAL_INT64),
+        ("origin", OPTIONAL_STRING),
+        ("origin_lsn", OPTIONAL_INT64),
+    ).fields,
 )
 TRANSACTION_SCHEMA = Schema(
     SchemaType.STRUCT,
@@ -134,17 +147,21 @@ class Table:
             if self.key_names
             else None
         )
+        # Debezium 3.x's envelope (schema version 2): transaction right after source,
+        # then op and the processing time in ms, µs and ns
         self.envelope_schema = Schema(
             SchemaType.STRUCT,
             name=f"{self.topic}.Envelope",
-            version=1,
+            version=2,
             fields=struct(
                 ("before", self.value_schema),
                 ("after", self.value_schema),
                 ("source", SOURCE_SCHEMA),
+                ("transaction", TRANSACTION_SCHEMA),
                 ("op", Schema(SchemaType.STRING)),
                 ("ts_ms", OPTIONAL_INT64),
-                ("transaction", TRANSACTION_SCHEMA),
+                ("ts_us", OPTIONAL_INT64),
+                ("ts_ns", OPTIONAL_INT64),
             ).fields,
         )
 
@@ -194,11 +211,14 @@ _ZEROS: dict[SchemaType, Any] = {
     SchemaType.STRING: "", SchemaType.BYTES: b"",
 }
 
-# time.precision.mode=connect: the epoch in the Python types of Connect's logical types
-_CONNECT_ZEROS: dict[str, Any] = {
+# the epoch for named types: Connect's logical types (time.precision.mode=connect) in
+# their Python types, Debezium's zoned strings as its fallback values write them
+_NAMED_ZEROS: dict[str, Any] = {
     CONNECT_DATE: dt.date(1970, 1, 1),
     CONNECT_TIME: dt.time(0),
     CONNECT_TIMESTAMP: dt.datetime(1970, 1, 1, tzinfo=dt.UTC),
+    ZONED_TIMESTAMP: "1970-01-01T00:00:00Z",
+    ZONED_TIME: "00:00:00Z",
 }
 
 
@@ -206,9 +226,9 @@ def _zero(schema: Schema) -> Any:
     """The value a required field gets when the server did not send it."""
     if schema.name == DECIMAL:
         return Decimal(0)
-    connect_zero = _CONNECT_ZEROS.get(schema.name or "")
-    if connect_zero is not None:
-        return connect_zero
+    named_zero = _NAMED_ZEROS.get(schema.name or "")
+    if named_zero is not None:
+        return named_zero
     if schema.type is SchemaType.ARRAY:
         return []
     if schema.type is SchemaType.STRUCT:  # VariableScaleDecimal

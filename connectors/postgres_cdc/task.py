@@ -309,13 +309,14 @@ class PostgresCdcTask(SourceTask):
         self._snapshot_first = False
         data = table.row(values)
         source = self._factory.source(
-            table, ts_ms=self._snapshot.started_ms, snapshot=marker,
-            tx_id=self._snapshot.tx_id, lsn=self._snapshot_lsn, sequence=None,
+            table, ts_us=self._snapshot.started_us, snapshot=marker,
+            tx_id=self._snapshot.tx_id, lsn=self._snapshot_lsn,
+            sequence=f'[null,"{self._snapshot_lsn}"]',  # Debezium's: no commit seen yet
         )
         offset = {
             "lsn": self._snapshot_lsn,
             "txId": self._snapshot.tx_id,
-            "ts_usec": self._snapshot.started_ms * 1000,
+            "ts_usec": self._snapshot.started_us,
             "snapshot": True,
             "last_snapshot_record": last,
         }

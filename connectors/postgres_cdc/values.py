@@ -20,11 +20,13 @@ Mapping (Debezium's defaults)::
                             base64-url-safe (``-``/``_``, padded) or hex (lowercase)
     timestamp               io.debezium.time.MicroTimestamp int64 (µs since the epoch);
                             timestamp(0..3): io.debezium.time.Timestamp int64 (ms)
-    timestamptz             io.debezium.time.ZonedTimestamp string (ISO-8601, UTC, ``Z``)
+    timestamptz             io.debezium.time.ZonedTimestamp string (ISO-8601, UTC, ``Z``, a
+                            fraction of the declared precision: ``10:00:15.638720Z``)
     date                    io.debezium.time.Date int32 (days since the epoch)
     time                    io.debezium.time.MicroTime int64 (µs since midnight);
                             time(0..3): io.debezium.time.Time int32 (ms), adaptive only
-    timetz                  io.debezium.time.ZonedTime string
+    timetz                  io.debezium.time.ZonedTime string (UTC, ``Z``, fraction without
+                            trailing zeros: ``08:00:00Z``, ``08:00:00.5Z``)
     interval                io.debezium.time.MicroDuration int64 (µs; a month is 30.4375 days)
     uuid                    io.debezium.data.Uuid string
     json/jsonb              io.debezium.data.Json string
@@ -153,13 +155,83 @@ def _timestamp_ms(text: str) -> dt.datetime | int:
     return value.replace(microsecond=value.microsecond // 1000 * 1000, tzinfo=dt.UTC)
 
 
-def _zoned_timestamp(text: str) -> str:
-    if text.endswith("+00") and text[4] == "-" and text[10] == " ":  # UTC session: the usual
-        return f"{text[:10]}T{text[11:-3]}Z"  # PostgreSQL already trims fraction zeros
+def zoned_timestamp_parser(typmod: int) -> Parser:
+    """io.debezium.time.ZonedTimestamp strings for a ``timestamptz(typmod)`` column.
+
+    As Debezium 3.x: UTC, ``Z``, and a fraction of exactly the declared
+    precision (6 when none is declared): ``...15.638720Z``, ``...15.000000Z``,
+    ``...15.500Z`` for timestamptz(3). timestamptz(0) has no fraction. Years
+    beyond 9999 get a ``+`` and BC years are astronomical (``-0001`` is 2 BC),
+    as Java's ISO formatter writes them; infinities stay ``infinity``/``-infinity``.
+    """
+    width = 6 if typmod < 0 else min(typmod, 6)
+    return _ZONED_TIMESTAMP_PARSERS[width]
+
+
+def _zoned_timestamp_with(width: int) -> Parser:
+    if width == 0:
+        def parse_whole(text: str) -> str:
+            if text[-3:] == "+00" and text[4] == "-" and text[10] == " ":
+                return f"{text[:10]}T{text[11:-3]}Z"  # PostgreSQL writes no zeros to trim
+            return _zoned_timestamp_other(text, 0)
+
+        return parse_whole
+    pads = tuple("0" * max(width - n, 0) for n in range(10))  # by the digits written
+
+    def parse(text: str) -> str:
+        # the usual text of a UTC session: "2024-01-01 10:00:15[.63872]+00"
+        if text[-3:] == "+00" and text[4] == "-" and text[10] == " ":
+            digits = text[20:-3]
+            return f"{text[:10]}T{text[11:19]}.{digits}{pads[len(digits)]}Z"
+        return _zoned_timestamp_other(text, width)
+
+    return parse
+
+
+def _fraction(digits: str, width: int) -> str:
+    """The fraction part: ``width`` digits, or PostgreSQL's trimmed digits for width 0."""
+    if width:
+        return "." + digits.ljust(width, "0")
+    return "." + digits if digits else ""
+
+
+_TIMESTAMPTZ_TEXT = re.compile(
+    r"(\d{4,})-(\d\d)-(\d\d) (\d\d:\d\d:\d\d)(?:\.(\d+))?"
+    r"([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?( BC)?"
+)
+
+
+def _zoned_timestamp_other(text: str, width: int) -> str:
+    """Infinities, 5+ digit and BC years, offsets other than UTC."""
     if text in ("infinity", "-infinity"):
         return text
-    value = dt.datetime.fromisoformat(text).astimezone(dt.UTC)
-    return _iso(value.strftime("%Y-%m-%dT%H:%M:%S"), value.microsecond) + "Z"
+    match = _TIMESTAMPTZ_TEXT.fullmatch(text)
+    if match is None:
+        raise DataError(f"not a timestamptz value: {text[:40]!r}")
+    year_text, month, day, clock, digits, sign, hours, minutes, seconds, bc = match.groups()
+    year = 1 - int(year_text) if bc else int(year_text)
+    offset_s = int(hours) * 3600 + int(minutes or 0) * 60 + int(seconds or 0)
+    if offset_s:
+        # the Gregorian calendar repeats every 400 years: shift in a year datetime can hold
+        base = 2000 + year % 400
+        local = dt.datetime.fromisoformat(f"{base}-{month}-{day}T{clock}")
+        utc = local - dt.timedelta(seconds=offset_s if sign == "+" else -offset_s)
+        year, month, day, clock = (
+            utc.year + year - base, f"{utc.month:02d}", f"{utc.day:02d}", f"{utc:%H:%M:%S}"
+        )
+    return f"{_iso_year(year)}-{month}-{day}T{clock}{_fraction(digits or '', width)}Z"
+
+
+def _iso_year(year: int) -> str:
+    """A year as Java's ISO date formatter writes it (4 digits, ``+`` past 9999, ``-`` BC)."""
+    if year > 9999:
+        return f"+{year}"
+    if year < 0:
+        return f"-{-year:04d}"
+    return f"{year:04d}"
+
+
+_ZONED_TIMESTAMP_PARSERS = tuple(_zoned_timestamp_with(width) for width in range(7))
 
 
 def _iso(base: str, micros: int) -> str:
@@ -269,7 +341,7 @@ _SIMPLE: dict[int, tuple[Schema, Parser]] = {
     700: (Schema(SchemaType.FLOAT32), float),
     701: (Schema(SchemaType.FLOAT64), float),
     1114: (_named(SchemaType.INT64, MICRO_TIMESTAMP), _timestamp_us),
-    1184: (_named(SchemaType.STRING, ZONED_TIMESTAMP), _zoned_timestamp),
+    1184: (_named(SchemaType.STRING, ZONED_TIMESTAMP), zoned_timestamp_parser(-1)),
     1082: (_named(SchemaType.INT32, DATE), _date_days),
     1083: (_named(SchemaType.INT64, MICRO_TIME), _time_us),
     1266: (_named(SchemaType.STRING, ZONED_TIME), _zoned_time),
@@ -314,8 +386,9 @@ def column_type(
     decimal.handling.mode, time.precision.mode and binary.handling.mode."""
     element = ARRAY_ELEMENTS.get(type_oid)
     if element is not None:
+        # a timestamptz(p)[] keeps its elements' precision (Debezium pads them alike)
         element_schema, element_parser = column_type(
-            element, -1, decimal_mode, time_mode, binary_mode
+            element, typmod if element == 1184 else -1, decimal_mode, time_mode, binary_mode
         )
         return (
             Schema(SchemaType.ARRAY, value_schema=element_schema.as_optional()),
@@ -325,6 +398,8 @@ def column_type(
         return _numeric(typmod, decimal_mode)
     if type_oid == 17:
         return _BINARY[binary_mode]
+    if type_oid == 1184:
+        return _SIMPLE[1184][0], zoned_timestamp_parser(typmod)
     if time_mode == "connect" and type_oid in _CONNECT_TEMPORAL:
         return _CONNECT_TEMPORAL[type_oid]
     # time(p) / timestamp(p) have typmod p; adaptive_time_microseconds keeps time in µs

@@ -47,10 +47,10 @@ INSERT INTO public.everything VALUES (
     '{"a b","c",NULL}', '{1,2,3}', 0.25, '1 day 2 hours'
 )
 """
-ENVELOPE_FIELDS = ["before", "after", "source", "op", "ts_ms", "transaction"]
+ENVELOPE_FIELDS = ["before", "after", "source", "transaction", "op", "ts_ms", "ts_us", "ts_ns"]
 SOURCE_FIELDS = [
-    "version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "schema",
-    "table", "txId", "lsn", "xmin",
+    "version", "connector", "name", "ts_ms", "snapshot", "db", "sequence", "ts_us", "ts_ns",
+    "schema", "table", "txId", "lsn", "xmin", "origin", "origin_lsn",
 ]
 
 
@@ -90,7 +90,7 @@ def test_snapshot_insert_update_delete_truncate_events(
         "id": 1, "small": 7, "medium": 70000, "price": Decimal("1234.50"),
         "free": {"scale": 5, "value": (314159).to_bytes(3, "big", signed=True)},
         "label": "hello", "code": "abc", "flag": True,
-        "happened": 1709296496789000, "happened_tz": "2024-03-01T10:34:56.5Z",
+        "happened": 1709296496789000, "happened_tz": "2024-03-01T10:34:56.500000Z",
         "day": 19783, "clock": 3723250000,
         "ident": "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "doc": '{"k": [1, 2]}',
         "raw": b"\x00\xff\x10", "tags": ["a b", "c", None], "counts": [1, 2, 3], "ratio": 0.25,
@@ -243,7 +243,7 @@ def test_json_converter_output_is_debeziums(
     assert after["raw"] == "AP8Q" and after["happened"] == 1709296496789000
     assert after["free"] == {"scale": 5, "value": base64.b64encode(b"\x04\xcb\x2f").decode()}
     schema = envelope["schema"]
-    assert schema["name"] == "srv.public.everything.Envelope" and schema["version"] == 1
+    assert schema["name"] == "srv.public.everything.Envelope" and schema["version"] == 2
     fields = {f["field"]: f for f in schema["fields"]}
     price = {f["field"]: f for f in fields["after"]["fields"]}["price"]
     assert price == {
@@ -393,12 +393,12 @@ def test_connect_time_precision_and_base64_binary_modes(
     assert snapshot.value["after"] == {
         "id": 1, "day": dt.date(1969, 12, 31), "clock": dt.time(1, 2, 3, 256000),
         "at": dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC),
-        "at_tz": "2024-03-01T10:34:56.5Z", "raw": "+/8A",
+        "at_tz": "2024-03-01T10:34:56.500000Z", "raw": "+/8A",
     }
     assert streamed.value["after"] == {
         "id": 2, "day": dt.date(2024, 3, 1), "clock": dt.time(23, 59, 59, 999000),
         "at": dt.datetime(2024, 3, 1, 12, 34, 56, 789000, tzinfo=dt.UTC),
-        "at_tz": "2024-03-01T12:34:56Z", "raw": "/w==",
+        "at_tz": "2024-03-01T12:34:56.000000Z", "raw": "/w==",
     }
     converter = JsonConverter()
     converter.configure({})
@@ -407,7 +407,7 @@ def test_connect_time_precision_and_base64_binary_modes(
     )
     after = envelope["payload"]["after"]
     assert after == {"id": 2, "day": 19783, "clock": 86_399_999, "at": 1_709_296_496_789,
-                     "at_tz": "2024-03-01T12:34:56Z", "raw": "/w=="}
+                     "at_tz": "2024-03-01T12:34:56.000000Z", "raw": "/w=="}
     fields = {f["field"]: f for f in envelope["schema"]["fields"]}
     columns = {f["field"]: f for f in fields["after"]["fields"]}
     connect = "org.apache.kafka.connect.data."

@@ -75,6 +75,7 @@ def test_heartbeats_move_a_quiet_databases_slot(
     assert beats and beats[0].key == {"serverName": "srv"}
     assert beats[0].key_schema.name == "io.debezium.connector.common.ServerNameKey"
     assert set(beats[0].value) == {"ts_ms"}
+    assert (beats[0].key_schema.version, beats[0].value_schema.version) == (1, 1)  # Debezium 3
     assert confirmed_lsn(db) > before
     assert db.execute("SELECT count(*) FROM heartbeat").fetchone()[0] == 1
     assert not [r for r in h.records if r.topic.startswith("srv.")]  # heartbeat table excluded

@@ -13,6 +13,7 @@ from connectors.postgres_cdc.pgoutput import (
     Commit,
     Delete,
     Insert,
+    Origin,
     ProtocolError,
     Relation,
     RelationColumn,
@@ -73,7 +74,8 @@ def test_insert_update_delete_tuples() -> None:
 def test_truncate_origin_and_bad_messages() -> None:
     truncate = parse_message(b"T" + struct.pack(">iB", 2, 1) + struct.pack(">II", 5, 6))
     assert truncate == Truncate((5, 6), cascade=True, restart_identity=False)
-    assert parse_message(b"O" + struct.pack(">Q", 1) + b"origin\0") is None
+    assert parse_message(b"O" + struct.pack(">Q", 1) + b"origin\0") == Origin(1, "origin")
+    assert parse_message(b"M" + struct.pack(">BQ", 1, 5) + b"prefix\0") is None
     with pytest.raises(ProtocolError, match="unknown pgoutput message type 'Z'"):
         parse_message(b"Z")
     with pytest.raises(ProtocolError, match="malformed"):

@@ -58,7 +58,7 @@ def test_connect_mode_values_are_python_temporals_truncated_to_ms() -> None:
     )
     before_epoch = parse(1114, "1969-12-31 23:59:59.9995", "connect")
     assert before_epoch == dt.datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=dt.UTC)
-    assert parse(1184, "2024-03-01 12:34:56.5+00", "connect") == "2024-03-01T12:34:56.5Z"
+    assert parse(1184, "2024-03-01 12:34:56.5+00", "connect") == "2024-03-01T12:34:56.500000Z"
     assert parse(1182, "{2024-03-01,NULL}", "connect") == [dt.date(2024, 3, 1), None]
 
 

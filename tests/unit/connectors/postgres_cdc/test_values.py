@@ -29,8 +29,8 @@ def test_integers_floats_booleans_text() -> None:
 def test_temporal_types() -> None:
     assert parse(1114, "1970-01-01 00:00:01.000002") == 1_000_002
     assert parse(1114, "1969-12-31 23:59:59") == -1_000_000
-    assert parse(1184, "2024-03-01 10:34:56.5+00") == "2024-03-01T10:34:56.5Z"
-    assert parse(1184, "2024-03-01 12:34:56+02") == "2024-03-01T10:34:56Z"
+    assert parse(1184, "2024-03-01 10:34:56.5+00") == "2024-03-01T10:34:56.500000Z"
+    assert parse(1184, "2024-03-01 12:34:56+02") == "2024-03-01T10:34:56.000000Z"
     assert parse(1082, "1970-01-02") == 1 and parse(1082, "1969-12-31") == -1
     assert parse(1083, "01:02:03.25") == 3_723_250_000
     assert parse(1083, "24:00:00") == 86_400_000_000
@@ -41,6 +41,25 @@ def test_temporal_types() -> None:
         1082: "io.debezium.time.Date", 1083: "io.debezium.time.MicroTime",
         2950: "io.debezium.data.Uuid", 3802: "io.debezium.data.Json",
     }
+
+
+def test_zoned_timestamps_as_debezium_3_formats_them() -> None:
+    """The fraction has the declared precision's digits (6 undeclared), none for p=0."""
+    text = "2024-01-01 10:00:15.63872+00"
+    assert parse(1184, text) == "2024-01-01T10:00:15.638720Z"
+    assert parse(1184, "2024-01-01 10:00:15+00") == "2024-01-01T10:00:15.000000Z"
+    assert parse(1184, "2024-01-01 10:00:15.5+00", 3) == "2024-01-01T10:00:15.500Z"
+    assert parse(1184, "2024-01-01 10:00:15+00", 1) == "2024-01-01T10:00:15.0Z"
+    assert parse(1184, "2024-01-01 10:00:15+00", 0) == "2024-01-01T10:00:15Z"
+    assert parse(1184, "2024-01-01 10:00:15.5+05:30") == "2024-01-01T04:30:15.500000Z"
+    assert parse(1184, "0001-01-01 01:00:00+02") == "0000-12-31T23:00:00.000000Z"  # 1 BC
+    assert parse(1184, "0002-01-01 00:00:00+00 BC") == "-0001-01-01T00:00:00.000000Z"
+    assert parse(1184, "294247-01-01 23:59:59.999999+00") == "+294247-01-01T23:59:59.999999Z"
+    assert parse(1184, "-infinity") == "-infinity"
+    assert parse(1185, '{"2024-01-01 10:00:15.5+00",NULL}', 2) == [
+        "2024-01-01T10:00:15.50Z", None]
+    with pytest.raises(DataError, match="not a timestamptz"):
+        parse(1184, "yesterday")
 
 
 def test_numeric_modes() -> None:
