@@ -27,6 +27,7 @@ import os
 import random
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -179,7 +180,9 @@ def record_check_us(records: int = 1000, rounds: int = 200) -> dict[str, float]:
 
     data = build_batch([Record(None, b"x" * RECORD_BYTES)] * records)[BATCH_HEADER_SIZE:]
     result = {}
-    checkers = {"record_check_py_us_per_record": check_records_py}
+    checkers: dict[str, Callable[[bytes | memoryview, int, bool], tuple[int, int]]] = {
+        "record_check_py_us_per_record": check_records_py
+    }
     if NATIVE:
         checkers["record_check_us_per_record"] = check_records
     for name, check in checkers.items():

@@ -13,8 +13,8 @@ import pytest
 from harness.broker_process import BrokerProcess
 from harness.postgres import PostgresServer
 from harness.standalone_process import StandaloneProcess
-from tests.support.herders import HerderFactory
 from harness.tansu import TansuProcess, TansuUnavailable
+from tests.support.herders import HerderFactory
 
 
 @pytest.fixture(scope="session")

@@ -133,7 +133,7 @@ _TO_JSON: dict[SchemaType, Callable[[Schema, Any], Any]] = {
 def _decimal_to_json(schema: Schema, value: Any) -> Any:
     if isinstance(value, _BYTES_TYPES):  # already encoded
         return base64.b64encode(value).decode("ascii")
-    if isinstance(value, int | float):
+    if isinstance(value, int | float) and not isinstance(value, bool):
         value = Decimal(str(value))
     if not isinstance(value, Decimal) or not value.is_finite():
         raise _mismatch(schema, value)

@@ -15,6 +15,7 @@ import time
 
 import pytest
 
+from harness.tansu import TansuProcess
 from log_engine.client import (
     Producer,
     SyncAdmin,
@@ -27,7 +28,6 @@ from log_engine.client.connection import BrokerConnection
 from log_engine.protocol import ApiKey
 from log_engine.protocol.apis import REQUESTS
 from log_engine.protocol.versions import CLIENT_VERSIONS
-from harness.tansu import TansuProcess
 
 pytestmark = pytest.mark.compat
 

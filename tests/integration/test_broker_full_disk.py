@@ -23,11 +23,11 @@ from pathlib import Path
 import confluent_kafka
 import pytest
 
+from harness.broker_process import BrokerProcess
 from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 from log_engine.client.sync_admin import SyncAdmin
 from log_engine.protocol import ApiKey, decode_response, encode_request
 from log_engine.protocol.errors import KafkaError
-from harness.broker_process import BrokerProcess
 from tests.support.small_fs import SmallFilesystem, mounted_or_fail
 
 FS_BYTES = 16 << 20

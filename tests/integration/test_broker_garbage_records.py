@@ -19,6 +19,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 from kafka import KafkaConsumer, TopicPartition
 
+from harness.broker_process import BrokerProcess
 from log_engine.client import SyncConsumer
 from log_engine.client import TopicPartition as OurTopicPartition
 from log_engine.protocol import ApiKey
@@ -27,7 +28,6 @@ from log_engine.records.batch import assemble_batch
 from log_engine.records.compression import compress
 from log_engine.records.varint import write_varint
 from tests.integration.test_broker_bad_input import log_end, produce_body, request
-from harness.broker_process import BrokerProcess
 
 KCAT = shutil.which("kcat") or "kcat"
 SEEDED = 10

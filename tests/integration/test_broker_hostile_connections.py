@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.broker_process import BrokerProcess
 from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 from log_engine.protocol import ApiKey, decode_response, encode_request
-from harness.broker_process import BrokerProcess
 
 HOSTILE_IP = "127.0.0.2"
 OTHER_IP = "127.0.0.3"

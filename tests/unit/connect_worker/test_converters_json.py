@@ -259,3 +259,13 @@ def test_round_trip_schemaless(value: Any) -> None:
             assert data is None
             continue
         assert conv.to_connect("t", data) == (None, value)
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_a_bool_is_not_a_decimal(value: bool) -> None:
+    """A bool is an int to Python; as a Decimal it must be a DataError, not InvalidOperation."""
+    from connect_worker.converters.json_values import to_json_value
+
+    schema = Schema(SchemaType.BYTES, name=DECIMAL, parameters={"scale": "2"})
+    with pytest.raises(DataError, match="bool"):
+        to_json_value(schema, value)
