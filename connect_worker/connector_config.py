@@ -43,6 +43,40 @@ SECRET_KEY = re.compile(
     re.IGNORECASE,
 )
 _WHOLE_REFERENCE = re.compile(r"\$\{[^}]*\}")
+#: Longest connector name: tasks put the name into client ids, which Kafka limits to 255.
+MAX_NAME_CHARS = 249
+
+
+def connector_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a connector, or None if it can.
+
+    The one check every path that creates a connector uses (REST, pipeline
+    files, ``sluice connectors create``). A name is 1 to 249 characters
+    (tasks put it into client ids, which Kafka limits to 255), not only
+    whitespace and without surrounding whitespace (Kafka Connect trims names),
+    with no ``/`` or ``\\`` (a REST path could not reach it), no ISO control
+    character (Kafka Connect refuses them) and is not ``.`` or ``..``.
+    """
+    rule = (
+        "connector names are 1 to 249 characters, not only whitespace, without "
+        "surrounding whitespace, '/', '\\' or control characters, and not '.' or '..'"
+    )
+    shown = repr(name[:60]) + ("..." if len(name) > 60 else "")
+    if not name.strip():
+        reason = "it is empty or only whitespace"
+    elif len(name) > MAX_NAME_CHARS:
+        reason = f"it is {len(name)} characters long"
+    elif name != name.strip():
+        reason = "it has surrounding whitespace"
+    elif "/" in name or "\\" in name:
+        reason = "it contains '/' or '\\'"
+    elif any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in name):
+        reason = "it contains a control character"
+    elif name in (".", ".."):
+        reason = "it is '.' or '..'"
+    else:
+        return None
+    return f"Invalid connector name {shown}: {reason}; {rule}"
 
 
 def comma_list(text: str | None) -> list[str]:

@@ -12,6 +12,10 @@ file name without ``.properties`` unless the file sets ``name``.
   ``connector.class``, a config the herder refuses) becomes a FAILED
   placeholder (``put_failed_connector``) whose trace names the file and lists
   every problem; fixing the file replaces it. Other pipelines are untouched.
+  So does a symbolic link whose target leaves the folder (its target is never
+  read), and a file whose ``name`` is not a valid connector name
+  (:func:`~connect_worker.connector_config.connector_name_problem`); a file
+  whose own name is not a valid connector name is only logged.
 
 Only direct children named ``*.properties`` count; hidden files and editors'
 temporaries (``.#x``, ``x~``, ``*.swp``, ``*.tmp``) never match. Events only
@@ -35,6 +39,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 from watchdog.observers.api import BaseObserver
 
+from connect_worker.connector_config import connector_name_problem
 from connect_worker.herder.api import BadRequestError, Herder, HerderError, NotFoundError
 from connect_worker.properties import PropertiesError, parse_properties
 
@@ -66,6 +71,9 @@ class PipelineFile:
 def read_pipeline_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> PipelineFile:
     """Read and parse one file; problems are collected, never raised."""
     default_name = _default_name(path)
+    escape = _link_escape(path)
+    if escape is not None:
+        return PipelineFile(path, default_name, problems=(escape,))
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -86,6 +94,9 @@ def read_pipeline_file(path: Path, *, max_bytes: int = MAX_FILE_BYTES) -> Pipeli
         return PipelineFile(path, default_name, problems=(str(exc),))
     name = config.get("name", "").strip() or default_name
     config["name"] = name
+    problem = connector_name_problem(name)
+    if problem is not None:  # the placeholder goes under the file's name (if that one is valid)
+        return PipelineFile(path, default_name, config, (f"{path}: {problem}",))
     if not config.get("connector.class", "").strip():
         problem = (
             f"{path}: connector.class is missing: set it to a connector's alias "
@@ -244,6 +255,10 @@ class PipelineWatcher:
 
     def _load(self, path: Path) -> None:
         pipeline = read_pipeline_file(path, max_bytes=self.max_file_bytes)
+        unusable = connector_name_problem(pipeline.name)
+        if unusable is not None:  # not even a placeholder can have this name
+            log.error("pipeline %s ignored: %s", path, " ".join(pipeline.problems or (unusable,)))
+            return
         other = next((p for p, n in self._owners.items() if n == pipeline.name and p != path), None)
         if other is not None and other.exists():
             problem = f"{path}: name {pipeline.name!r} is already used by {other}"
@@ -278,6 +293,24 @@ class PipelineWatcher:
         except NotFoundError:
             return
         log.info("pipeline %s removed: connector %r deleted", path.name, name)
+
+
+def _link_escape(path: Path) -> str | None:
+    """The problem of a symbolic link whose target leaves the folder, else None.
+
+    A link to another file of the folder is fine; one to ``/etc/passwd`` must
+    not turn that file into a connector config anyone can read over REST.
+    """
+    if not path.is_symlink():
+        return None
+    folder = path.parent.resolve()
+    target = path.resolve()
+    if target.is_relative_to(folder):
+        return None
+    return (
+        f"{path}: is a symbolic link to {target}, outside the pipelines folder {folder}; "
+        "pipeline files must be in the folder (links may only point inside it)"
+    )
 
 
 def _default_name(path: Path) -> str:

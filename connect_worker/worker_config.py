@@ -49,6 +49,13 @@ class WorkerConfig(PluginConfig):
         description="REST API listeners as http://host:port (comma-separated); the first "
         "one is served.",
     )
+    rest_request_max_bytes: int = Field(
+        1 << 20,
+        ge=1,
+        alias="rest.request.max.bytes",
+        description="Largest REST request body (bytes); a larger one is answered 413 "
+        "before it is read (Kafka Connect has no limit).",
+    )
     key_converter: str = Field(
         JSON_CONVERTER,
         alias="key.converter",

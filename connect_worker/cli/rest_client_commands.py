@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import httpx
 
+from connect_worker.connector_config import connector_name_problem
 from connect_worker.properties import load_properties
 
 DEFAULT_URL = "http://127.0.0.1:8083"
@@ -199,6 +200,9 @@ def _create(client: RestClient, args: argparse.Namespace) -> None:
     config = load_properties(args.file)
     name = config.get("name", "").strip() or args.file.name.removesuffix(".properties")
     config["name"] = name
+    problem = connector_name_problem(name)
+    if problem is not None:
+        raise SystemExit(f"{args.file}: {problem}")
     _, body = client.call("POST", "/connectors", body={"name": name, "config": config})
     if args.json:
         _print_json(body)

@@ -181,7 +181,12 @@ def _start_all(
     running.callback(_quietly, herder.stop, "herder")
     for path in connector_files:
         apply_pipeline_file(herder, read_pipeline_file(Path(path)))
-    rest = RestServer(create_app(herder, registry, kafka_cluster_id=cluster_id), sock)
+    rest = RestServer(create_app(
+            herder,
+            registry,
+            kafka_cluster_id=cluster_id,
+            request_max_bytes=config.rest_request_max_bytes,
+        ), sock)
     rest.start()
     running.callback(_quietly, rest.stop, "rest")
     log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)

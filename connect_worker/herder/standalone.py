@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connect_worker.config_providers import providers_from_worker_config
-from connect_worker.connector_config import mask_secrets
+from connect_worker.connector_config import connector_name_problem, mask_secrets
 from connect_worker.herder.api import (
     AlreadyExistsError,
     BadRequestError,
@@ -447,6 +447,9 @@ class StandaloneHerder(Herder):
 
     def _checked(self, name: str, config: dict[str, str]) -> dict[str, str]:
         """``config`` with its name set; BadRequestError listing every problem."""
+        problem = connector_name_problem(name)
+        if problem is not None:
+            raise BadRequestError(problem)
         config = {str(k): str(v) for k, v in config.items()}
         if config.setdefault("name", name) != name:
             raise BadRequestError(

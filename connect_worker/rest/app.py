@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.rest import admin, connectors, lifecycle, offsets, plugins
+from connect_worker.rest.body_limit import DEFAULT_MAX_BYTES, BodyLimit
 from connect_worker.rest.errors import install_error_handlers
 
 HEALTH_TIMEOUT_S = 10.0
@@ -30,9 +31,16 @@ root = APIRouter(tags=["worker"])
 
 
 def create_app(
-    herder: Herder, registry: PluginRegistry, *, kafka_cluster_id: str | None = None
+    herder: Herder,
+    registry: PluginRegistry,
+    *,
+    kafka_cluster_id: str | None = None,
+    request_max_bytes: int = DEFAULT_MAX_BYTES,
 ) -> FastAPI:
-    """The REST application over ``herder``; ``kafka_cluster_id`` is shown by ``GET /``."""
+    """The REST application over ``herder``; ``kafka_cluster_id`` is shown by ``GET /``.
+
+    Request bodies over ``request_max_bytes`` are refused with 413 (:mod:`.body_limit`).
+    """
     app = FastAPI(
         title="Sluice worker REST API",
         version=sluice_version(),
@@ -45,6 +53,7 @@ def create_app(
     for router in (root, connectors.router, lifecycle.router, offsets.router, plugins.router):
         app.include_router(router)
     app.include_router(admin.router)
+    app.add_middleware(BodyLimit, max_bytes=request_max_bytes)
     return app
 
 

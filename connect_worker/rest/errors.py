@@ -10,7 +10,8 @@ Kafka Connect answers a failed request with ``{"error_code": <http status>,
     UnknownPluginError (plugins)             -> 404
     RestError (this module)                  -> its http_status (request checks in handlers)
     RequestValidationError (FastAPI)         -> 400 (malformed JSON, wrong body shape)
-    HTTPException (Starlette routing)        -> its status (404 unknown path, 405 method)
+    HTTPException (Starlette routing)        -> its status (404 unknown path, 405 method,
+                                                413 a chunked body over the limit)
     anything else                            -> 500, logged with its traceback
 """
 
@@ -29,7 +30,13 @@ from connect_worker.plugins import UnknownPluginError
 
 log = logging.getLogger(__name__)
 
-_REASONS = {400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed", 409: "Conflict"}
+_REASONS = {
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+}
 
 
 class RestError(Exception):

@@ -174,3 +174,11 @@ def test_validate_dry_run(tmp_path: Path) -> None:
     garbage.write_bytes(b"\x00\x01\x02")
     done = sluice("validate", str(garbage))
     assert done.returncode == 1 and "binary data" in done.stdout
+
+
+def test_cli_create_refuses_bad_names(worker: StandaloneProcess, tmp_path: Path) -> None:
+    pipeline = tmp_path / "slashed.properties"
+    pipeline.write_text(file_source("a/b", tmp_path / "in.txt", "cli"))
+    created = sluice("connectors", "create", str(pipeline), "--url", worker.url)
+    assert created.returncode != 0 and "Invalid connector name 'a/b'" in created.stderr
+    assert "a/b" not in worker.http.get("/connectors").json()

@@ -238,3 +238,31 @@ def test_pipeline_file_flows_to_sink(worker: StandaloneProcess, tmp_path: Path) 
     ).is_success
     expected = [f"rest {i}" for i in range(50)]
     wait_for_rest(lambda: read_lines(out) == expected, "the lines in the sink's file")
+
+
+def test_bad_names_and_huge_bodies_are_refused_quietly(
+    worker: StandaloneProcess, tmp_path: Path
+) -> None:
+    http = worker.http
+    config = source_config("ignored", tmp_path / "in.txt", "names")
+    before = set(http.get("/connectors").json())
+
+    def attempt() -> None:
+        for name in ("a/b", "../../evil", "bell\x07", "n" * 250):
+            body = {"name": name, "config": {**config, "name": name}}
+            assert_error(http.post("/connectors", json=body), 400, "Invalid connector name")
+        huge = {"name": "x" * (10 << 20), "config": config}
+        assert_error(http.post("/connectors", json=huge), 413, "rest.request.max.bytes")
+        chunked = http.post(
+            "/connectors",
+            content=iter([b'{"name": "', b"y" * (2 << 20), b'"}']),
+            headers={"content-type": "application/json"},
+        )
+        assert_error(chunked, 413, "rest.request.max.bytes")
+
+    attempt()
+    size = worker.log_path.stat().st_size
+    for _ in range(20):
+        attempt()
+    assert worker.log_path.stat().st_size - size < 2000, worker.log_text()[-3000:]
+    assert set(http.get("/connectors").json()) == before

@@ -251,3 +251,30 @@ def test_renamed_connector_and_duplicate_names(
     first.write_text("name=renamed\n" + source_config(tmp_path, topic_name))
     wait_for(lambda: state(herder, "renamed"), "the connector under its new name")
     wait_for(lambda: "shared" not in herder.connectors(), "the old name to go")
+
+
+def test_links_out_of_the_folder_and_bad_names_are_refused(
+    folder: Path, tmp_path: Path, watch: Any, topic_name: str, caplog: Any
+) -> None:
+    outside = tmp_path / "outside.properties"
+    outside.write_text(source_config(tmp_path, topic_name) + "secret=value-from-outside\n")
+    (folder / "inside.properties").write_text(source_config(tmp_path, topic_name))
+    (folder / "passwd.properties").symlink_to("/etc/passwd")
+    (folder / "escape.properties").symlink_to(outside)
+    (folder / "alias.properties").symlink_to(folder / "inside.properties")
+    (folder / "slashed.properties").write_text(
+        source_config(tmp_path, topic_name, name="../../evil")
+    )
+    (folder / "bad\x01file.properties").write_text(source_config(tmp_path, topic_name))
+    herder = watch()
+    for name, target in (("passwd", "/etc/passwd"), ("escape", str(outside))):
+        wait_for(lambda n=name: state(herder, n) == State.FAILED, f"{name} to be FAILED")
+        assert f"{name}.properties" in trace(herder, name)
+        assert f"symbolic link to {target}" in trace(herder, name)
+        config = herder.connector_config(name)
+        assert "root" not in str(config) and "value-from-outside" not in str(config)
+    wait_for(lambda: state(herder, "alias") not in (None, State.FAILED), "a link inside to work")
+    wait_for(lambda: state(herder, "slashed") == State.FAILED, "a bad name to fail")
+    assert "Invalid connector name '../../evil'" in trace(herder, "slashed")
+    assert not any("evil" in name or "\x01" in name for name in herder.connectors())
+    assert "control character" in caplog.text

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from fastapi.testclient import TestClient
 
@@ -141,3 +143,42 @@ def test_topics(client: TestClient, tmp_path: Path, topic_name: str) -> None:
     assert client.put("/connectors/tp/topics/reset").status_code == 202
     assert client.get("/connectors/tp/topics").json() == {"tp": {"topics": []}}
     assert client.put("/connectors/none/topics/reset").status_code == 404
+
+
+def test_bad_connector_names_are_refused_and_nothing_is_created(
+    client: TestClient, tmp_path: Path, topic_name: str
+) -> None:
+    bad = ["a/b", "../../evil", "tab\there", "bell\x07", "x" * 250, ".", "..", "back\\slash"]
+    for name in bad:
+        body = {"name": name, "config": source(tmp_path, topic_name)}
+        response = client.post("/connectors", json=body)
+        assert response.status_code == 400, (name, response.text)
+        assert response.json()["error_code"] == 400
+        assert "connector names are 1 to 249 characters" in response.json()["message"]
+    for name in ("tab\there", "bell\x07", "x" * 250, "trailing "):
+        path = f"/connectors/{quote(name, safe='')}/config"
+        response = client.put(path, json=source(tmp_path, topic_name))
+        assert response.status_code == 400, (name, response.text)
+        assert "Invalid connector name" in response.json()["message"]
+    assert client.get("/connectors").json() == []
+
+
+def test_request_bodies_are_bounded(client: TestClient, tmp_path: Path, topic_name: str) -> None:
+    huge = {"name": "x" * (10 << 20), "config": source(tmp_path, topic_name)}
+    response = client.post("/connectors", json=huge)
+    assert response.status_code == 413, response.text[:200]
+    assert response.json()["error_code"] == 413
+    assert "rest.request.max.bytes" in response.json()["message"]
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the body is counted as it comes
+        yield b'{"name": "'
+        for _ in range(20):
+            yield b"y" * 100_000
+        yield b'", "config": {}}'
+
+    chunked = client.post(
+        "/connectors", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert chunked.status_code == 413, chunked.text[:200]
+    assert "rest.request.max.bytes" in chunked.json()["message"]
+    assert client.get("/connectors").json() == []
