@@ -59,7 +59,13 @@ class StageError(ConnectError):
 
 
 class ToleranceExceededError(ConnectError):
-    """A bad record met ``errors.tolerance=none`` (Kafka's "Tolerance exceeded")."""
+    """A bad record met ``errors.tolerance=none`` (Kafka's "Tolerance exceeded").
+
+    ``record_position`` is ``topic-partition@offset`` of the record when it was
+    read from a topic (sinks), ``topic`` alone for a source record, or None.
+    """
+
+    record_position: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +187,12 @@ class ErrorHandler:
     def tolerate(self, stage: Stage, record: Any, cause: BaseException) -> None:
         """Skip a bad record under ``errors.tolerance=all``; raise under ``none``."""
         if not self.settings.tolerance_all:
-            raise ToleranceExceededError(
+            error = ToleranceExceededError(
                 f"Tolerance exceeded in error handler: {stage} failed: "
                 f"{type(cause).__name__}: {cause}"
-            ) from cause
+            )
+            error.record_position = _record_position(record)
+            raise error from cause
         self.skipped += 1
         context = ErrorContext(self.task, stage, record, cause)
         for reporter in self._reporters:
@@ -195,6 +203,21 @@ class ErrorHandler:
         if timeout_ms < 0:
             return float("inf")
         return time.monotonic() + timeout_ms / 1000
+
+
+def _record_position(record: Any) -> str | None:
+    """Where a record came from, as far as it says (``topic-partition@offset``)."""
+    topic = getattr(record, "topic", None)
+    if not isinstance(topic, str):
+        return None
+    partition = getattr(record, "partition", None)
+    if partition is None:
+        partition = getattr(record, "kafka_partition", None)
+    offset = getattr(record, "offset", None)
+    if offset is None:
+        offset = getattr(record, "kafka_offset", None)
+    position = topic if partition is None else f"{topic}-{partition}"
+    return position if offset is None else f"{position}@{offset}"
 
 
 def _unwrap(error: BaseException) -> tuple[Stage, BaseException]:

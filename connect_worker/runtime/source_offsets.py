@@ -12,8 +12,13 @@ Records dropped by a transform or skipped as bad count as acknowledged at
 once (they are submitted with no future), so their offsets move on too.
 
 :class:`OffsetCommitter` writes those offsets to the :class:`OffsetStore`
-every ``offset.flush.interval.ms`` and once more at stop (after flushing the
-producer), then calls ``task.commit()``. It runs in the task's own thread, so
+as soon as the task's first records are acknowledged, then every
+``offset.flush.interval.ms`` and once more at stop (after flushing the
+producer), then calls ``task.commit()``. The early first commit bounds what a
+crash soon after a start re-sends (see "Duplicates after a crash" in the
+README): without it, a worker killed again and again within one
+interval of its start would re-send everything since the last stored offset
+every time. It runs in the task's own thread, so
 the plugin never sees ``commit`` concurrently with ``poll``.
 """
 
@@ -196,6 +201,11 @@ class SubmittedRecords:
                 return queue[0].delivery
         return None
 
+    @property
+    def has_committable(self) -> bool:
+        """Some acknowledged offsets wait to be stored."""
+        return bool(self._committable)
+
     def take_committable(self) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
         """Offsets that became committable since the last take: key -> (partition, offset)."""
         taken, self._committable = self._committable, {}
@@ -221,6 +231,7 @@ class OffsetCommitter:
         interval_ms: int,
         on_ack: Callable[[SourceRecord], None] | None,
         on_failure: FailureHandler | None,
+        first_ack_wait_ms: int = 5000,
     ) -> None:
         self._connector = connector
         self._task = task
@@ -230,6 +241,8 @@ class OffsetCommitter:
         self._on_ack = on_ack
         self._on_failure = on_failure
         self._next_commit = time.monotonic() + self._interval_s
+        self._stored_once = False
+        self._first_ack_wait_s = first_ack_wait_ms / 1000
         self.commits = 0
 
     def collect(self) -> None:
@@ -237,7 +250,21 @@ class OffsetCommitter:
         self._submitted.collect(self._on_ack, self._on_failure)
 
     def maybe_commit(self, now: float) -> None:
-        """Commit when the flush interval has passed."""
+        """Commit when the flush interval has passed, or once the first records are acknowledged.
+
+        Until the first offsets are stored, this waits (at most ``first_ack_wait_ms``)
+        for the oldest record in flight, so the first batch's offsets are stored
+        right after its acknowledgement rather than after the next ``poll()``.
+        """
+        if not self._stored_once:
+            oldest = self._submitted.oldest_pending()
+            if oldest is not None:
+                concurrent.futures.wait([oldest], timeout=self._first_ack_wait_s)
+                self.collect()
+            if self._submitted.has_committable:
+                self._stored_once = True  # tried once: a failing store waits for the interval
+                self.commit()
+                return
         if now >= self._next_commit:
             self.commit()
 

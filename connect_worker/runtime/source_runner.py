@@ -5,7 +5,13 @@
     task.poll() --records--> TransformChain.apply --> RecordConverters.to_log
         --> TopicCreator.ensure (first use) --> SyncProducer.send --> SubmittedRecords
 
-    OffsetCommitter: every offset.flush.interval.ms and at stop -> OffsetStore, task.commit()
+    OffsetCommitter: after the first acknowledged batch, every offset.flush.interval.ms
+        and at stop -> OffsetStore, task.commit()
+
+Delivery is at least once. The offsets of the first acknowledged batch are
+stored at once, so after a kill -9 the task re-sends at most what was
+acknowledged since the last commit (about one flush interval of records plus
+the batch in flight), never everything since it started.
 
 Without transforms, a polled batch takes the bulk path: converted column by
 column (``RecordConverters.to_log_many``), handed over with one
@@ -151,6 +157,7 @@ class SourceTaskRunner(TaskRunner):
             interval_ms=settings.offset_flush_interval_ms,
             on_ack=task.commit_record if overrides_commit_record else None,
             on_failure=self._delivery_failed,
+            first_ack_wait_ms=settings.offset_flush_timeout_ms,
         )
 
     # -- lifecycle -----------------------------------------------------------------------

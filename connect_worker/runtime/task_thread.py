@@ -11,6 +11,12 @@ The trace of the last failure stays in the status until the task runs again.
 A run that lasted longer than the maximum backoff counts as healthy: the
 next failure starts again from the initial delay.
 
+Logging stays bounded when a task fails the same way again and again: the
+first failure of a kind is logged with its full trace; a later failure with
+the same cause (same exception type and message, or the same frames) logs one
+short line with the attempt number and the next delay, so the log grows by at
+most one line per backoff step. The full trace is always in the status.
+
 Each attempt builds a fresh plugin task and runner (``make_runner``, called
 in the task thread, so a slow plugin constructor never blocks the herder).
 """
@@ -22,7 +28,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from connect_worker.runtime.backoff import ExponentialBackoff
@@ -40,6 +46,51 @@ class RestartPolicy:
     enabled: bool = True
     backoff_initial_ms: int = 1000
     backoff_max_ms: int = 60000
+
+
+#: How much of an exception's message a short repeat line quotes.
+_MESSAGE_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed attempt: the trace for the status and what identifies its cause."""
+
+    trace: str
+    summary: str  # "Type: message", cut to a line's length
+    kind: tuple[str, str] = field(repr=False)  # (type, full message)
+    frames: tuple[str, tuple[tuple[str, int], ...]] = field(repr=False)  # (type, frames)
+    where: str | None = None  # the record involved, when the runner attached it
+
+    @classmethod
+    def of(cls, exc: BaseException) -> Failure:
+        name = type(exc).__qualname__
+        message = str(exc)
+        frames = tuple((f.filename, f.lineno or 0) for f in traceback.extract_tb(exc.__traceback__))
+        short = message if len(message) <= _MESSAGE_CHARS else message[:_MESSAGE_CHARS] + "..."
+        return cls(
+            trace=traceback.format_exc(),
+            summary=f"{name}: {short}",
+            kind=(name, message),
+            frames=(name, frames),
+            where=_record_position(exc),
+        )
+
+    def same_cause(self, other: Failure | None) -> bool:
+        return other is not None and (self.kind == other.kind or self.frames == other.frames)
+
+
+def _record_position(exc: BaseException) -> str | None:
+    """``topic-partition@offset`` of the record an exception (or its causes) names."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        position = getattr(current, "record_position", None)
+        if isinstance(position, str):
+            return position
+        current = current.__cause__ or current.__context__
+    return None
 
 
 class TaskThread:
@@ -122,21 +173,25 @@ class TaskThread:
             max(1, self._policy.backoff_initial_ms),
             max(1, self._policy.backoff_initial_ms, self._policy.backoff_max_ms),
         )
+        previous: Failure | None = None
         while not self._stop.is_set():
             started = time.monotonic()
-            trace = self._run_once()
-            if trace is None:
+            failure = self._run_once()
+            if failure is None:
                 return  # stopped cleanly
             self.failures += 1
+            trace = failure.trace
             with self._lock:
                 self._runner = None
                 self._report(State.FAILED, trace)
             if not self._policy.enabled:
+                self._log_failure(failure, previous, None)
                 return
             if time.monotonic() - started > backoff.max_ms / 1000:
                 backoff.reset()
             delay_s = backoff.next_delay_s()
-            log.warning("task %s failed; restarting in %.1fs", self.task_id, delay_s)
+            self._log_failure(failure, previous, delay_s)
+            previous = failure
             if self._stop.wait(delay_s):
                 return
             with self._lock:
@@ -144,13 +199,38 @@ class TaskThread:
                     return
                 self._report(State.RESTARTING, trace)
 
-    def _run_once(self) -> str | None:
-        """One attempt; the failure's trace, or None after a clean stop."""
+    def _log_failure(
+        self, failure: Failure, previous: Failure | None, delay_s: float | None
+    ) -> None:
+        """The full trace for a new kind of failure, one short line for a repeat."""
+        then = "not restarting" if delay_s is None else f"restarting in {delay_s:.1f}s"
+        where = f" at record {failure.where}" if failure.where else ""
+        if failure.same_cause(previous):
+            log.warning(
+                "task %s failed again (attempt %d)%s: same error as before (%s); %s; "
+                "full trace in the task's status",
+                self.task_id,
+                self.failures,
+                where,
+                failure.summary,
+                then,
+            )
+        else:
+            log.error(
+                "task %s failed (attempt %d)%s; %s\n%s",
+                self.task_id,
+                self.failures,
+                where,
+                then,
+                failure.trace.rstrip(),
+            )
+
+    def _run_once(self) -> Failure | None:
+        """One attempt; how it failed, or None after a clean stop."""
         try:
             runner = self._make_runner()
-        except Exception:
-            log.exception("task %s could not be created", self.task_id)
-            return traceback.format_exc()
+        except Exception as exc:
+            return Failure.of(exc)
         with self._lock:
             if self._stop.is_set():
                 return None
@@ -159,9 +239,8 @@ class TaskThread:
                 runner.pause()
         try:
             runner.run(self._on_running)
-        except Exception:
-            log.exception("task %s failed", self.task_id)
-            return traceback.format_exc()
+        except Exception as exc:
+            return Failure.of(exc)
         if not self._stop.is_set():
             log.error("task %s ended without being asked to stop", self.task_id)
         return None

@@ -334,3 +334,32 @@ def test_keys_nothing_reads_are_logged_when_the_connector_starts(
         f"connector {sink}: keys nothing reads, ignored (as Kafka Connect ignores unknown "
         "keys): frobnicate.level"
     ]
+
+
+def test_a_task_failing_the_same_way_logs_its_trace_once_then_short_lines(
+    make_herder: MakeHerder, topic_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    src = f"{topic_name}-src"
+    status = RecordingStatus()
+    herder = make_herder(status)
+    bad = {"bad.every": "10", "transforms": "reject", "transforms.reject.type": "RejectDicts"}
+    caplog.set_level(logging.INFO, logger="connect_worker.runtime.task_thread")
+    herder.put_connector_config(src, source_config(topic_name, 30, **bad), allow_replace=False)
+
+    def failures() -> int:
+        return sum(1 for n, _, s, _ in status.history if n == src and s is State.FAILED)
+
+    wait_for(lambda: failures() >= 4, "four failed attempts")
+    herder.delete_connector(src)
+    records = [r for r in caplog.records if r.name.endswith("task_thread")]
+    full_traces = [r for r in records if r.exc_info or "Traceback" in r.getMessage()]
+    assert len(full_traces) == 1  # the full trace once
+    failed_lines = [r.getMessage() for r in records if f"task {src}-0 failed" in r.getMessage()]
+    assert len(failed_lines) >= 4
+    assert "Traceback" in failed_lines[0]
+    for n, line in enumerate(failed_lines[1:], start=2):
+        assert f"failed again (attempt {n})" in line and "same error as before" in line
+        assert "restarting in" in line and f"at record {topic_name}" in line
+        assert "\n" not in line
+    traces = [t for n, _, s, t in status.history if n == src and s is State.FAILED]
+    assert all(t is not None and "Tolerance exceeded" in t for t in traces)  # status keeps it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from typing import Any
 
 import pytest
@@ -155,16 +156,23 @@ def test_committer_keeps_offsets_when_storing_fails() -> None:
     assert store.get("c", {"p": "a"}) == {"n": 1}
 
 
-def test_committer_waits_for_its_interval() -> None:
+def test_committer_commits_the_first_batch_at_once_then_waits_for_its_interval() -> None:
     store, task, submitted = MemoryOffsetStore(), _Task(), SubmittedRecords()
     committer = OffsetCommitter(
         "c", task, store, submitted, interval_ms=60000, on_ack=None, on_failure=None
     )
-    submitted.submit(record("a", 1), acked())
-    committer.maybe_commit(now=0.0)
+    committer.maybe_commit(now=0.0)  # nothing sent yet: nothing stored
     assert store.get("c", {"p": "a"}) is None
-    committer.maybe_commit(now=float("inf"))
+    first: concurrent.futures.Future[None] = concurrent.futures.Future()
+    submitted.submit(record("a", 1), first)
+    threading.Timer(0.05, first.set_result, (None,)).start()
+    committer.maybe_commit(now=0.0)  # waits for the first acknowledgement
     assert store.get("c", {"p": "a"}) == {"n": 1}
+    submitted.submit(record("a", 2), acked())
+    committer.maybe_commit(now=0.0)
+    assert store.get("c", {"p": "a"}) == {"n": 1}  # later batches: on the interval
+    committer.maybe_commit(now=float("inf"))
+    assert store.get("c", {"p": "a"}) == {"n": 2}
 
 
 # -- records sent together (SyncProducer.send_many segments) ------------------------------
