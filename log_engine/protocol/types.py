@@ -575,11 +575,7 @@ class ArrayOf:
         n = reader.array_length(self.item.size_min, self.nullable)
         if n == -1:
             return None
-        if self._item_fmt:
-            fmt = f">{n}{self._item_fmt}"
-            return list(struct.unpack_from(fmt, reader.buf, reader.skip(struct.calcsize(fmt))))
-        read = self.item.read
-        return [read(reader) for _ in range(n)]
+        return self._read_items(reader, n)
 
     def write(self, writer: Writer, value: Sequence[Any] | None) -> None:
         if value is None:
@@ -588,13 +584,25 @@ class ArrayOf:
             writer.buf += _NULL32
             return
         writer.buf += _I32.pack(len(value))
+        self._write_items(writer, value)
+
+
+    def _read_items(self, reader: Reader, n: int) -> list[Any]:
+        """The ``n`` items after the count, as one struct unpack for fixed-width items."""
+        if self._item_fmt:
+            fmt = f">{n}{self._item_fmt}"
+            return list(struct.unpack_from(fmt, reader.buf, reader.skip(struct.calcsize(fmt))))
+        read = self.item.read
+        return [read(reader) for _ in range(n)]
+
+    def _write_items(self, writer: Writer, value: Sequence[Any]) -> None:
+        """The items after the count, as one struct pack for fixed-width items."""
         if self._item_fmt:
             writer.buf += struct.pack(f">{len(value)}{self._item_fmt}", *value)
             return
         write = self.item.write
         for item in value:
             write(writer, item)
-
 
 class CompactArrayOf(ArrayOf):
     """``[]T`` in flexible versions: an unsigned-varint count + 1 (0 = null), then the items."""
@@ -610,11 +618,7 @@ class CompactArrayOf(ArrayOf):
         n = reader.compact_array_length(self.item.size_min, self.nullable)
         if n == -1:
             return None
-        if self._item_fmt:
-            fmt = f">{n}{self._item_fmt}"
-            return list(struct.unpack_from(fmt, reader.buf, reader.skip(struct.calcsize(fmt))))
-        read = self.item.read
-        return [read(reader) for _ in range(n)]
+        return self._read_items(reader, n)
 
     def write(self, writer: Writer, value: Sequence[Any] | None) -> None:
         if value is None:
@@ -623,9 +627,4 @@ class CompactArrayOf(ArrayOf):
             writer.buf += b"\x00"
             return
         writer.buf += uvarint_bytes(len(value) + 1)
-        if self._item_fmt:
-            writer.buf += struct.pack(f">{len(value)}{self._item_fmt}", *value)
-            return
-        write = self.item.write
-        for item in value:
-            write(writer, item)
+        self._write_items(writer, value)
