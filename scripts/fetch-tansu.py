@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.support.tansu import TansuUnavailable, tansu_binary
+from harness.tansu import TansuUnavailable, tansu_binary
 
 try:
     print(f"tansu: {tansu_binary()}")
