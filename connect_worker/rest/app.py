@@ -28,6 +28,7 @@ from connect_worker.plugins import PluginRegistry
 from connect_worker.rest import admin, connectors, lifecycle, offsets, plugins
 from connect_worker.rest.body_limit import DEFAULT_MAX_BYTES, BodyLimit
 from connect_worker.rest.errors import install_error_handlers
+from connect_worker.rest.file_managed import PipelineFileLookup, no_pipeline_files
 
 HEALTH_TIMEOUT_S = 10.0
 
@@ -40,10 +41,13 @@ def create_app(
     *,
     kafka_cluster_id: str | None = None,
     request_max_bytes: int = DEFAULT_MAX_BYTES,
+    pipeline_files: PipelineFileLookup = no_pipeline_files,
 ) -> FastAPI:
     """The REST application over ``herder``; ``kafka_cluster_id`` is shown by ``GET /``.
 
     Request bodies over ``request_max_bytes`` are refused with 413 (:mod:`.body_limit`).
+    ``pipeline_files`` says which connectors pipeline files define; REST does not
+    change those (:mod:`.file_managed`).
     """
     app = FastAPIOffline(  # /docs and /redoc with their assets served locally
         title="Sluice worker REST API",
@@ -55,6 +59,7 @@ def create_app(
     app.state.herder = herder
     app.state.registry = registry
     app.state.kafka_cluster_id = kafka_cluster_id
+    app.state.pipeline_files = pipeline_files
     install_error_handlers(app)
     for router in (root, connectors.router, lifecycle.router, offsets.router, plugins.router):
         app.include_router(router)
