@@ -110,6 +110,8 @@ def test_unchanged_config_and_state_changes_are_allowed(
     assert same.json()["config"]["topic"] == topic_name
     same_patch = files_client.patch("/connectors/from-file/config", json={"topic": topic_name})
     assert same_patch.status_code == 200, same_patch.text
+    stored = tmp_path / "connectors.json"  # REST's configs (conftest): the file's is not there
+    assert not stored.exists() or "from-file" not in stored.read_text()
 
     assert files_client.put("/connectors/from-file/pause").status_code == 202
     assert files_client.put("/connectors/from-file/resume").status_code == 202
