@@ -111,13 +111,15 @@ def _add_connectors(
         ("stop", "stop a connector (frees its tasks)", _stop),
     ):
         parser = actions.add_parser(action, parents=[common], help=help_text)
-        parser.add_argument("name")
+        parser.add_argument("name", help="the connector's name")
         parser.set_defaults(run=_client(run))
     create = actions.add_parser("create", parents=[common], help="create from a .properties file")
-    create.add_argument("file", type=Path)
+    create.add_argument(
+        "file", type=Path, help="connector .properties (name: its 'name' key, else the file's)"
+    )
     create.set_defaults(run=_client(_create))
     restart = actions.add_parser("restart", parents=[common], help="restart a connector")
-    restart.add_argument("name")
+    restart.add_argument("name", help="the connector's name")
     restart.add_argument("--include-tasks", action="store_true", help="restart its tasks too")
     restart.add_argument("--only-failed", action="store_true", help="only what has FAILED")
     restart.set_defaults(run=_client(_restart))
