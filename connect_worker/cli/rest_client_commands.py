@@ -187,10 +187,22 @@ def _print_status(body: dict[str, Any]) -> None:
         f"connector {body.get('name')} ({body.get('type')}): {connector.get('state')}"
         f" on {connector.get('worker_id')}"
     )
+    _print_details(body.get("details"))
     _print_trace(connector.get("trace"))
     for task in body.get("tasks", []):
         print(f"  task {task.get('id')}: {task.get('state')} on {task.get('worker_id')}")
+        _print_details(task.get("details"))
         _print_trace(task.get("trace"))
+
+
+def _print_details(details: dict[str, Any] | None) -> None:
+    """The progress a connector or task reports, as ``key=value`` pairs on one line."""
+    if details:
+        pairs = (
+            f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+            for key, value in details.items()
+        )
+        print(f"      {' '.join(pairs)}")
 
 
 def _print_trace(trace: str | None) -> None:

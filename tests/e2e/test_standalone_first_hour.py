@@ -1,9 +1,11 @@
 """What a new user sees of a real ``sluice standalone`` (issue 14, item 8): active
-topics after a restart, the log's word on keys nothing reads and on a refused
-pipeline file."""
+topics after a restart, the file connectors' progress in their status, the log's
+word on keys nothing reads and on a refused pipeline file."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +26,21 @@ def _topics(worker: StandaloneProcess, name: str) -> list[str]:
     return list(response.json()[name]["topics"])
 
 
+def _task_details(worker: StandaloneProcess, name: str) -> dict[str, object]:
+    status = worker.status(name)
+    assert status is not None and len(status["tasks"]) == 1, status
+    return dict(status["tasks"][0].get("details", {}))
+
+
+def _cli(worker: StandaloneProcess, *args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "connect_worker.cli", *args, "--url", worker.url],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_active_topics_survive_a_restart(
     fresh_worker: Callable[..., StandaloneProcess], tmp_path: Path
 ) -> None:
@@ -35,12 +52,23 @@ def test_active_topics_survive_a_restart(
     worker.write_pipeline("sink", file_sink("sink", out, "kept"))
     wait_for_rest(lambda: len(read_lines(out)) == 10, "the lines in the sink's file")
     assert _topics(worker, "src") == ["kept"] and _topics(worker, "sink") == ["kept"]
+    size = source.stat().st_size
+    assert _task_details(worker, "src") == {
+        "file": str(source), "position": size, "lines_read": 10
+    }
+    assert _task_details(worker, "sink") == {"file": str(out), "lines_written": 10}
+    shown = _cli(worker, "connectors", "status", "src")
+    assert f"file={source} position={size} lines_read=10" in shown
 
     assert worker.stop() == 0, worker.log_text()
     worker.start()  # no new lines: nothing uses a topic in this run
     worker.wait_running("src")
     assert _topics(worker, "src") == ["kept"], worker.log_text()
     assert _topics(worker, "sink") == ["kept"]
+    # The source resumes at the committed position, with nothing read in this run.
+    assert _task_details(worker, "src") == {
+        "file": str(source), "position": size, "lines_read": 0
+    }
 
     assert worker.http.put("/connectors/src/topics/reset").status_code == 202
     assert worker.stop() == 0, worker.log_text()
