@@ -246,8 +246,10 @@ from log_engine.errors.refinements import (
     UnexpectedAppendOffsetError,
 )
 
-# Old names, kept so that branches started before issue 16 merge cleanly; the tree
-# above does not use them. Remove once nothing imports them.
+# Old names, kept only so that branches started before issue 16 merge cleanly (nothing
+# in the tree uses them). Remove them, ``KafkaError.error_code`` (read ``errno``) and the
+# re-export modules protocol/errors.py, protocol/error_codes.py and
+# replication/raft/errors.py once nothing imports them.
 LogEngineError = KafkaError
 CorruptRecordError = CorruptMessageError
 RecordTooLargeError = MessageTooLargeError
