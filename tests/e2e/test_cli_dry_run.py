@@ -70,6 +70,7 @@ def test_sluice_test_says_a_bad_record_fails_the_task_without_tolerance(tmp_path
     assert failed["key"] == "k3" and failed["error"]["tolerated"] is False
     assert "the task fails at this record (errors.tolerance=none)" in failed["error"]["worker"]
     assert "record 3 (orders-0@2) would fail the task: VALUE_CONVERTER" in done.stderr
+    assert "3 a record would fail the task" in " ".join(sluice("test", "--help").stdout.split())
 
 
 def test_sluice_test_reads_stdin_and_reports_a_bad_config(tmp_path: Path) -> None:
