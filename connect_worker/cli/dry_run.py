@@ -28,21 +28,30 @@ Output: one line per record that comes out, with the same fields (``key``
 and ``value`` as JSON values: the transformed Connect data; ``offset`` for
 sinks). A record a transform filtered is absent. A record that fails is
 printed as it would go to the dead-letter queue (the input record) with
-``"error": {"stage", "class", "exception", "message", "tolerated"}``;
-``tolerated`` is false for an exception that would fail the task whatever
-``errors.tolerance`` says (a bug, not a bad record).
+``"error": {"stage", "class", "exception", "message", "tolerated", "worker"}``,
+as the pipeline's ``errors.*`` keys decide: ``tolerated`` is true only for a
+bad record (a data or retriable error) under ``errors.tolerance=all``, which
+the worker skips (and writes to ``errors.deadletterqueue.topic.name`` when
+set); under ``errors.tolerance=none`` (the default), or for an exception no
+tolerance covers (a bug, not a bad record), it is false: the worker's task
+fails at that record. ``worker`` says in words what the worker would do. Every
+input record is still run, to show all the problems at once, though a task
+would stop at the first one.
 
-With ``--expect EXPECTED.jsonl`` the output is also compared with expected
-records (each listing only the fields it checks): a pipeline's unit test is a
-properties file, an input file and an expected file; the exit code is 1 on a
-difference, each named on standard error.
+Exit codes: 0 when every record was processed or tolerated, 3 when a record
+would fail the task (each named on standard error), 2 for a bad pipeline or
+input. With ``--expect EXPECTED.jsonl`` the output is compared with expected
+records instead (each listing only the fields it checks, ``"error":
+{"tolerated": false}`` to assert that a record fails the task): a pipeline's
+unit test is a properties file, an input file and an expected file; the exit
+code is 1 on a difference, each named on standard error.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -51,7 +60,7 @@ from connect_worker.converters.json_values import infer_json_value, to_json_valu
 from connect_worker.plugins import PluginRegistry
 from connect_worker.runtime.conversion import ConverterDefaults, ConverterSpec, RecordConverters
 from connect_worker.runtime.dead_letter import HEADER_PREFIX, failure_description
-from connect_worker.runtime.error_handling import ErrorContext, Stage, StageError
+from connect_worker.runtime.error_handling import ErrorContext, ErrorSettings, Stage, StageError
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.worker_config import WorkerConfig
@@ -77,6 +86,10 @@ class Pipeline:
     default_topic: str
     converters: RecordConverters
     chain: TransformChain
+    errors: ErrorSettings = field(default_factory=ErrorSettings)
+    dead_letter_topic: str = ""
+    #: One line per input record that would fail the worker's task, as they come.
+    task_failures: list[str] = field(default_factory=list)
 
     @classmethod
     def from_props(
@@ -100,9 +113,18 @@ class Pipeline:
                 worker.header_converter, worker.converter_props("header.converter")
             ),
         )
+        errors = ErrorSettings.from_props({"name": "pipeline", **props})
         converters = RecordConverters.build(registry, props, defaults)
         chain = TransformChain.from_props(props, registry)
-        return cls(props.get("name", "pipeline"), is_sink, topic or "test", converters, chain)
+        return cls(
+            props.get("name", "pipeline"),
+            is_sink,
+            topic or "test",
+            converters,
+            chain,
+            errors,
+            props.get("errors.deadletterqueue.topic.name", "").strip(),
+        )
 
     def run(self, lines: Iterable[str]) -> Iterator[dict[str, Any]]:
         """The output records (JSON-ready dicts) of the input JSON lines, in order."""
@@ -130,7 +152,10 @@ class Pipeline:
                 self._source(record)
             )
         except Exception as exc:
-            return self._failed(fields, record, exc)
+            failed = self._failed(fields, record, exc)
+            if not failed["error"]["tolerated"]:
+                self.task_failures.append(_task_failure(offset + 1, record, failed["error"]))
+            return failed
         return None if out is None else _render(out)
 
     def close(self) -> None:
@@ -189,14 +214,39 @@ class Pipeline:
         described = failure_description(ErrorContext(TaskId(self.name, 0), stage, record, cause))
         shown = dict(fields)
         shown.setdefault("topic", record.topic)
+        tolerated, worker = self._fate(cause)
         shown["error"] = {
             "stage": str(stage),
             "class": described[HEADER_PREFIX + "class.name"],
             "exception": described[HEADER_PREFIX + "exception.class.name"],
             "message": described[HEADER_PREFIX + "exception.message"],
-            "tolerated": isinstance(cause, DataError | RetriableError),
+            "tolerated": tolerated,
+            "worker": worker,
         }
         return shown
+
+    def _fate(self, cause: BaseException) -> tuple[bool, str]:
+        """Whether the worker would tolerate a record failing with ``cause``, and what it does."""
+        if not isinstance(cause, DataError | RetriableError):
+            return False, (
+                "the task fails at this record whatever errors.tolerance says: the "
+                f"exception is not a bad record's ({type(cause).__name__}: a bug or an outage)"
+            )
+        retried = ""
+        if isinstance(cause, RetriableError) and self.errors.retry_timeout_ms != 0:
+            retried = f"retried for errors.retry.timeout={self.errors.retry_timeout_ms} ms, then "
+        if not self.errors.tolerance_all:
+            return False, (
+                f"{retried}the task fails at this record (errors.tolerance=none) and, "
+                "restarted, fails on it again: nothing after it is processed until the "
+                "pipeline can process it or sets errors.tolerance=all"
+            )
+        where = (
+            f"written to the dead-letter topic {self.dead_letter_topic}"
+            if self.dead_letter_topic
+            else "logged (no errors.deadletterqueue.topic.name)"
+        )
+        return True, f"{retried}skipped and {where} (errors.tolerance=all)"
 
 
 def run_dry_run(
@@ -206,8 +256,7 @@ def run_dry_run(
     worker_config: Path | None = None,
     expect_file: Path | None = None,
 ) -> int:
-    """``sluice test``: 0 when every line was processed (and, with ``expect_file``, the
-    output matched it), 1 for a mismatch, 2 for a bad pipeline or input."""
+    """``sluice test``: the exit code of the module doc (0, 1, 2 or 3)."""
     import sys
 
     from connect_worker.properties import load_properties
@@ -236,12 +285,29 @@ def run_dry_run(
         return 2
     finally:
         pipeline.close()
+    for problem in pipeline.task_failures:
+        print(f"sluice test: {problem}", file=sys.stderr)
     if expected is None:
-        return 0
+        return 3 if pipeline.task_failures else 0
     problems = mismatches(expected, produced)
     for problem in problems:
         print(f"sluice test: {expect_file}: {problem}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def _task_failure(
+    number: int, record: ConsumerRecord | SourceRecord, error: Mapping[str, Any]
+) -> str:
+    """The stderr line for input record ``number`` that would fail the task."""
+    where = record.topic
+    if record.partition is not None:
+        where += f"-{record.partition}"
+    if isinstance(record, ConsumerRecord):
+        where += f"@{record.offset}"
+    return (
+        f"record {number} ({where}) would fail the task: {error['stage']}: "
+        f"{error['exception']}: {error['message']}; {error['worker']}"
+    )
 
 
 def mismatches(expected: list[dict[str, Any]], produced: list[dict[str, Any]]) -> list[str]:

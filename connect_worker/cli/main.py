@@ -99,7 +99,11 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
     standalone.set_defaults(run=_run_standalone)
     test = commands.add_parser(
-        "test", help="run a pipeline's converters and transforms on sample records, offline"
+        "test",
+        help="run a pipeline's converters and transforms on sample records, offline",
+        epilog="exit codes: 0 every record processed or tolerated; 3 a record would fail "
+        "the task (errors.tolerance=none, or an error no tolerance covers); 1 the output "
+        "differs from --expect; 2 a bad pipeline file or input",
     )
     test.add_argument("pipeline", type=Path, help="connector .properties")
     test.add_argument(

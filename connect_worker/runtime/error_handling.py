@@ -61,11 +61,33 @@ class StageError(ConnectError):
 class ToleranceExceededError(ConnectError):
     """A bad record met ``errors.tolerance=none`` (Kafka's "Tolerance exceeded").
 
-    ``record_position`` is ``topic-partition@offset`` of the record when it was
-    read from a topic (sinks), ``topic`` alone for a source record, or None.
+    ``record_position`` says where the record came from (a sink's record: its
+    topic, partition and offset; a source record: its topic), or None.
     """
 
-    record_position: str | None = None
+    record_position: RecordPosition | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecordPosition:
+    """Where a failing record is: ``str()`` is the short ``topic-partition@offset``."""
+
+    topic: str
+    partition: int | None = None
+    offset: int | None = None
+
+    def __str__(self) -> str:
+        position = self.topic if self.partition is None else f"{self.topic}-{self.partition}"
+        return position if self.offset is None else f"{position}@{self.offset}"
+
+    def spelled_out(self) -> str:
+        """``topic t, partition 0, offset 7``: the parts named, for a log line read once."""
+        parts = [f"topic {self.topic}"]
+        if self.partition is not None:
+            parts.append(f"partition {self.partition}")
+        if self.offset is not None:
+            parts.append(f"offset {self.offset}")
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,8 +227,8 @@ class ErrorHandler:
         return time.monotonic() + timeout_ms / 1000
 
 
-def _record_position(record: Any) -> str | None:
-    """Where a record came from, as far as it says (``topic-partition@offset``)."""
+def _record_position(record: Any) -> RecordPosition | None:
+    """Where a record came from, as far as it says."""
     topic = getattr(record, "topic", None)
     if not isinstance(topic, str):
         return None
@@ -216,8 +238,11 @@ def _record_position(record: Any) -> str | None:
     offset = getattr(record, "offset", None)
     if offset is None:
         offset = getattr(record, "kafka_offset", None)
-    position = topic if partition is None else f"{topic}-{partition}"
-    return position if offset is None else f"{position}@{offset}"
+    return RecordPosition(
+        topic,
+        partition if isinstance(partition, int) else None,
+        offset if isinstance(offset, int) else None,
+    )
 
 
 def _unwrap(error: BaseException) -> tuple[Stage, BaseException]:

@@ -12,7 +12,10 @@ A run that lasted longer than the maximum backoff counts as healthy: the
 next failure starts again from the initial delay.
 
 Logging stays bounded when a task fails the same way again and again: the
-first failure of a kind is logged with its full trace; a later failure with
+first failure of a kind is logged with its full trace, headed by one line
+with the cause and, for a bad record under ``errors.tolerance=none``, the
+record's topic, partition and offset and what gets the task past it (said
+once: the task meets the same record at every restart); a later failure with
 the same cause (same exception type and message, or the same frames) logs one
 short line with the attempt number and the next delay, so the log grows by at
 most one line per backoff step. The full trace is always in the status.
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect_worker.runtime.backoff import ExponentialBackoff
+from connect_worker.runtime.error_handling import RecordPosition
 from connect_worker.runtime.status import StatusListener, TaskId
 from connect_worker.runtime.task_runner import TaskRunner
 from connect_worker.states import State
@@ -51,6 +55,14 @@ class RestartPolicy:
 #: How much of an exception's message a short repeat line quotes.
 _MESSAGE_CHARS = 200
 
+#: Said once, after the first failure on a record under ``errors.tolerance=none``.
+_STUCK_ON_RECORD = (
+    "; with errors.tolerance=none the task fails on this same record at every restart, "
+    "and nothing after it is processed, until the pipeline's config can process it or "
+    "skips bad records (errors.tolerance=all, with errors.deadletterqueue.topic.name "
+    "to keep them)"
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Failure:
@@ -60,7 +72,7 @@ class Failure:
     summary: str  # "Type: message", cut to a line's length
     kind: tuple[str, str] = field(repr=False)  # (type, full message)
     frames: tuple[str, tuple[tuple[str, int], ...]] = field(repr=False)  # (type, frames)
-    where: str | None = None  # the record involved, when the runner attached it
+    where: RecordPosition | None = None  # the record involved, when the runner attached it
 
     @classmethod
     def of(cls, exc: BaseException) -> Failure:
@@ -80,14 +92,14 @@ class Failure:
         return other is not None and (self.kind == other.kind or self.frames == other.frames)
 
 
-def _record_position(exc: BaseException) -> str | None:
-    """``topic-partition@offset`` of the record an exception (or its causes) names."""
+def _record_position(exc: BaseException) -> RecordPosition | None:
+    """Where the record is that an exception (or one of its causes) names."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         position = getattr(current, "record_position", None)
-        if isinstance(position, str):
+        if isinstance(position, RecordPosition):
             return position
         current = current.__cause__ or current.__context__
     return None
@@ -217,10 +229,12 @@ class TaskThread:
             )
         else:
             log.error(
-                "task %s failed (attempt %d)%s; %s\n%s",
+                "task %s failed (attempt %d)%s: %s%s; %s\n%s",
                 self.task_id,
                 self.failures,
-                where,
+                f"{where} ({failure.where.spelled_out()})" if failure.where else "",
+                failure.summary,
+                _STUCK_ON_RECORD if failure.where else "",
                 then,
                 failure.trace.rstrip(),
             )

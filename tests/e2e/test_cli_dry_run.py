@@ -15,6 +15,7 @@ file=/tmp/never-written.txt
 key.converter=StringConverter
 value.converter=JsonConverter
 value.converter.schemas.enable=false
+errors.tolerance=all
 transforms=tag,dropTests
 transforms.tag.type=InsertField$Value
 transforms.tag.static.field=origin
@@ -56,6 +57,20 @@ def test_sluice_test_prints_transformed_records_and_marks_failures(tmp_path: Pat
     assert out[1]["error"]["exception"] == "connectors.api.errors.DataError"
     assert out[2]["value"] == {"id": 4, "origin": "shop"}
     assert not Path("/tmp/never-written.txt").exists()
+
+
+def test_sluice_test_says_a_bad_record_fails_the_task_without_tolerance(tmp_path: Path) -> None:
+    """Issue 14: without errors.tolerance=all the worker would fail; so does sluice test."""
+    pipeline, records = tmp_path / "orders.properties", tmp_path / "records.jsonl"
+    pipeline.write_text(PIPELINE.replace("errors.tolerance=all\n", ""))
+    records.write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
+    done = sluice("test", str(pipeline), "--input", str(records))
+    assert done.returncode == 3, (done.stdout, done.stderr)
+    failed = [json.loads(line) for line in done.stdout.splitlines()][1]
+    assert failed["key"] == "k3" and failed["error"]["tolerated"] is False
+    assert "the task fails at this record (errors.tolerance=none)" in failed["error"]["worker"]
+    assert "record 3 (orders-0@2) would fail the task: VALUE_CONVERTER" in done.stderr
+    assert "3 a record would fail the task" in " ".join(sluice("test", "--help").stdout.split())
 
 
 def test_sluice_test_reads_stdin_and_reports_a_bad_config(tmp_path: Path) -> None:

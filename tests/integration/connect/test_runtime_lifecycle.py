@@ -363,3 +363,33 @@ def test_a_task_failing_the_same_way_logs_its_trace_once_then_short_lines(
         assert "\n" not in line
     traces = [t for n, _, s, t in status.history if n == src and s is State.FAILED]
     assert all(t is not None and "Tolerance exceeded" in t for t in traces)  # status keeps it
+
+
+def test_a_sink_failing_on_one_record_names_it_and_the_way_out_once(
+    make_herder: MakeHerder, topic_name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 14: the record's topic, partition and offset and the cause, in one line, once."""
+    src, sink = f"{topic_name}-src", f"{topic_name}-sink"
+    herder = make_herder()
+    caplog.set_level(logging.INFO, logger="connect_worker.runtime.task_thread")
+    text = {"value.converter": "org.apache.kafka.connect.storage.StringConverter"}
+    herder.put_connector_config(src, source_config(topic_name, 3, **text), allow_replace=False)
+    json_values = {
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter",
+        "value.converter.schemas.enable": "false",
+    }
+    herder.put_connector_config(sink, sink_config(topic_name, **json_values), allow_replace=False)
+    failed_lines = lambda: [  # noqa: E731
+        r.getMessage() for r in caplog.records if f"task {sink}-0 failed" in r.getMessage()
+    ]
+    wait_for(lambda: len(failed_lines()) >= 3, "three failed attempts of the sink")
+    herder.delete_connector(sink)
+    first, *repeats = failed_lines()
+    headline = first.splitlines()[0]
+    where = f"at record {topic_name}-0@0 (topic {topic_name}, partition 0, offset 0)"
+    assert where in headline, headline
+    assert "VALUE_CONVERTER failed: DataError" in headline
+    assert "every restart" in headline and "errors.tolerance=all" in headline
+    for line in repeats:
+        assert f"at record {topic_name}-0@0" in line and "\n" not in line
+        assert "errors.tolerance=all" not in line  # the way out is said once

@@ -14,6 +14,8 @@ from connect_worker.cli.dry_run import InputError, Pipeline, mismatches, run_dry
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import parse_properties
 from connectors.api import ConfigError
+from connectors.api.records import ConnectRecord
+from transforms.api import Transformation
 
 
 @pytest.fixture(scope="module")
@@ -78,6 +80,7 @@ predicates.isTest.pattern=test-.*
 
 def test_sink_poison_records_are_marked_with_their_error(registry: PluginRegistry) -> None:
     snippet = SINK + """
+errors.tolerance=all
 transforms=tag
 transforms.tag.type=InsertField$Value
 transforms.tag.static.field=origin
@@ -167,7 +170,7 @@ def test_run_pipeline_test_writes_json_lines(tmp_path: Path) -> None:
     records = tmp_path / "in.jsonl"
     records.write_text('{"key": "a", "value": {"x": 1}}\n\n{"key": "b", "value": "{"}\n')
     out = io.StringIO()
-    assert run_dry_run(pipeline, records, out) == 0
+    assert run_dry_run(pipeline, records, out) == 3  # "b" would fail the task
     lines = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [line["key"] for line in lines] == ["a", "b"]
     assert "error" in lines[1] and "error" not in lines[0]
@@ -190,3 +193,60 @@ def test_expected_records_list_only_the_fields_they_check(tmp_path: Path) -> Non
         'record 1: value: expected {"wrapped": 2}, got {"wrapped": 1}'
     ]
     assert mismatches([], [{"value": 1}]) == ["expected 0 record(s), got 1"]
+
+
+def test_a_bad_record_under_tolerance_none_fails_the_task(
+    tmp_path: Path, registry: PluginRegistry, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 14: no ``errors.tolerance=all``: the record is not tolerated, the run fails."""
+    [failed, good] = run(registry, SINK, {"key": "k1", "value": "oops"}, {"value": {"x": 1}})
+    assert failed["error"]["tolerated"] is False
+    assert failed["error"]["stage"] == "VALUE_CONVERTER"
+    assert "the task fails at this record" in failed["error"]["worker"]
+    assert "errors.tolerance=none" in failed["error"]["worker"]
+    assert "error" not in good  # every record is shown, though the task would stop at k1
+
+    pipeline, records = tmp_path / "p.properties", tmp_path / "in.jsonl"
+    pipeline.write_text(SINK)
+    records.write_text('{"value": {"x": 1}}\n{"key": "k1", "value": "oops", "offset": 7}\n')
+    assert run_dry_run(pipeline, records, io.StringIO()) == 3
+    err = capsys.readouterr().err
+    assert "record 2 (orders-0@7) would fail the task" in err
+    assert "VALUE_CONVERTER" in err and "errors.tolerance=none" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "fate"),
+    [
+        ("", "skipped and logged (no errors.deadletterqueue.topic.name)"),
+        ("errors.deadletterqueue.topic.name=orders-dlq\n",
+         "skipped and written to the dead-letter topic orders-dlq"),
+    ],
+)
+def test_a_bad_record_under_tolerance_all_is_skipped(
+    tmp_path: Path, registry: PluginRegistry, extra: str, fate: str
+) -> None:
+    snippet = SINK + "errors.tolerance=all\n" + extra
+    [failed] = run(registry, snippet, {"key": "k1", "value": "oops"})
+    assert failed["error"]["tolerated"] is True
+    assert fate in failed["error"]["worker"]
+    pipeline, records = tmp_path / "p.properties", tmp_path / "in.jsonl"
+    pipeline.write_text(snippet)
+    records.write_text('{"key": "k1", "value": "oops"}\n')
+    assert run_dry_run(pipeline, records, io.StringIO()) == 0
+
+
+class BuggyTransform(Transformation):
+    """A transform with a bug: not a bad record, so no tolerance covers it."""
+
+    def apply(self, record: ConnectRecord) -> ConnectRecord | None:
+        raise KeyError("a bug")
+
+
+def test_a_bug_fails_the_task_whatever_the_tolerance(registry: PluginRegistry) -> None:
+    snippet = SOURCE + f"errors.tolerance=all\ntransforms=t\ntransforms.t.type={__name__}" \
+        ".BuggyTransform\n"
+    [failed] = run(registry, snippet, {"value": "line"})
+    assert failed["error"]["tolerated"] is False, failed
+    assert "the task fails" in failed["error"]["worker"]
+    assert "whatever errors.tolerance says" in failed["error"]["worker"]
