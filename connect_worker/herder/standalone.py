@@ -13,7 +13,7 @@ states through :class:`StatusListener` methods, which only take that lock.
 
 Lifecycle::
 
-    herder = StandaloneHerder(worker_config, registry, bootstrap="127.0.0.1:9092")
+    herder = StandaloneHerder(worker_config, registry, bootstrap=servers)  # the worker's cluster
     herder.start()      # load connectors created over REST earlier, start them
     ...                 # REST / watcher calls
     herder.stop()       # stop every task (offsets flushed), every connector
