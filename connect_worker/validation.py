@@ -59,6 +59,8 @@ class ValidationResult:
     connector_class: type[Connector] | None = None
     connector_type: str | None = None  # "source" | "sink" | None (unknown class)
     configs: list[dict[str, Any]] = field(default_factory=list)  # {"definition", "value"}
+    #: The keys every connector has, parsed (a sink's with its topics): None if they are bad.
+    common: CommonConnectorConfig | None = None
 
     @property
     def error_count(self) -> int:
@@ -181,7 +183,8 @@ def _validate(
         )
     base = SinkConnectorConfig if result.connector_type == "sink" else CommonConnectorConfig
     section = _Section(result, values, shown)
-    section.model(base, "", "Common", whole_key="connector.class")
+    common = section.model(base, "", "Common", whole_key="connector.class")
+    result.common = common if isinstance(common, CommonConnectorConfig) else None
     if cls is not None:
         section.model(cls.config_model, "", cls.__name__, whole_key="connector.class")
     for kind in ("key", "value"):
@@ -221,30 +224,37 @@ class _Section:
     seen: set[str] = field(default_factory=set)
     order: dict[str, int] = field(default_factory=dict)
 
-    def model(self, model: type[BaseModel], prefix: str, group: str, *, whole_key: str) -> None:
-        """Validate the ``prefix``-ed keys against ``model``, adding its definitions."""
+    def model(
+        self, model: type[BaseModel], prefix: str, group: str, *, whole_key: str
+    ) -> BaseModel | None:
+        """Validate the ``prefix``-ed keys against ``model``, adding its definitions.
+
+        Returns the parsed model, or None when a key is bad.
+        """
         for name, info in model.model_fields.items():
             self._entry(describe_field(prefix, name, info, group, 0))
         props = subconfig(self.values, prefix) if prefix else self.values
         reported: set[str] = set()
         for attempt in range(2):
             try:
-                model.model_validate(props)
-                return
+                parsed = model.model_validate(props)
             except ValidationError as exc:
                 errors = field_errors(exc, model)
+            else:
+                return parsed if attempt == 0 else None
             for key, problems in errors.items():
                 if key in reported:  # the retry's placeholder for a key already reported
                     continue
                 for problem in problems:
                     self.result.add(prefix + key if key else whole_key, problem)
             if attempt or not errors:
-                return
+                return None
             reported = {k for k in errors if k}
             # Model validators (cross-field rules) run only once every field is valid:
             # try again with bad keys at their defaults and missing ones as placeholders.
             missing = {k: "placeholder" for k in errors if k and k not in props}
             props = {k: v for k, v in props.items() if k not in errors} | missing
+        return None
 
     def plugin(
         self,

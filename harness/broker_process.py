@@ -20,11 +20,11 @@ def free_port() -> int:
 
 
 class BrokerProcess:
-    """A broker subprocess on a free loopback port with its data in ``data_dir``."""
+    """A broker subprocess on a loopback port (``port``, else a free one), data in ``data_dir``."""
 
-    def __init__(self, data_dir: Path, **overrides: str) -> None:
+    def __init__(self, data_dir: Path, *, port: int | None = None, **overrides: str) -> None:
         self.data_dir = data_dir
-        self.port = free_port()
+        self.port = port if port is not None else free_port()
         self.overrides = {
             "listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
             "log.dirs": str(data_dir),

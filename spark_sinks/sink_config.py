@@ -14,7 +14,7 @@ from typing import Literal, Self
 
 from pydantic import Field, SecretStr, model_validator
 
-from connectors.api import PluginConfig
+from connectors.api import ConfigError, PluginConfig
 
 FILE_FORMATS = ("parquet", "json", "csv", "orc")
 CONF_PREFIX = "spark.conf."
@@ -30,12 +30,11 @@ class SparkSinkConfig(PluginConfig):
         "", alias="topics.regex", description="A regular expression over topic names."
     )
     bootstrap_servers: str = Field(
-        "127.0.0.1:9092",
+        "",
         alias="spark.bootstrap.servers",
-        min_length=1,
         description=(
-            "The log the query reads (tasks are not told the worker's bootstrap servers: set "
-            "this when the worker's broker is not on 127.0.0.1:9092)."
+            "The log the query reads; empty (the default): the worker's own cluster (its "
+            "embedded broker or its bootstrap.servers). Set it only to read another cluster."
         ),
     )
     master: str = Field(
@@ -131,6 +130,17 @@ class SparkSinkConfig(PluginConfig):
         elif not self.output_path:
             raise ValueError(f"output.path is required for output.format={self.output_format}")
         return self
+
+    def reading(self, worker_bootstrap_servers: str) -> SparkSinkConfig:
+        """This config with the log to read settled: its own, else the worker's."""
+        if self.bootstrap_servers.strip():
+            return self
+        if not worker_bootstrap_servers:
+            raise ConfigError(
+                "spark.bootstrap.servers: not set, and the runtime did not say which cluster "
+                "the worker uses"
+            )
+        return self.model_copy(update={"bootstrap_servers": worker_bootstrap_servers})
 
     def partition_columns(self) -> list[str]:
         return [c.strip() for c in self.partition_by.split(",") if c.strip()]

@@ -1,7 +1,9 @@
 """SparkSink: a sink connector whose task runs a Structured Streaming query.
 
 The query (:mod:`spark_sinks.query`) reads the connector's topics itself
-through the ``sluice`` data source and keeps its offsets in
+through the ``sluice`` data source, from the worker's cluster (the task
+context's ``bootstrap_servers``) unless ``spark.bootstrap.servers`` names
+another, and keeps its offsets in
 ``checkpoint.location``, so the runtime's consumer has nothing to do: the
 task pauses every partition it is assigned (the runtime fetches nothing),
 ``put`` ignores what a fetch started before the pause returns, and
@@ -78,6 +80,8 @@ class SparkSinkConnector(SinkConnector):
             import pyspark  # noqa: F401
         except ImportError:
             problems.append("pyspark is not installed (pip install 'sluice[spark]')")
+        if not config.bootstrap_servers.strip():
+            return problems  # the worker's own cluster, which the worker reaches already
         try:
             from log_engine.client import SyncAdmin
 
@@ -110,7 +114,8 @@ class SparkSinkTask(SinkTask):
     # -- lifecycle -----------------------------------------------------------------------
 
     def start(self, props: Mapping[str, str]) -> None:
-        config = SparkSinkConfig.from_props(props)
+        worker_cluster = self.context.bootstrap_servers if self.context is not None else ""
+        config = SparkSinkConfig.from_props(props).reading(worker_cluster)
         from spark_sinks.session import SharedSession
 
         self._session = SharedSession.acquire(config.master, SparkSinkConfig.spark_conf(props))

@@ -55,7 +55,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from connect_worker.connector_config import comma_list
+from connect_worker.connector_config import CommonConnectorConfig, comma_list
 from connect_worker.converters.json_values import infer_json_value, to_json_value
 from connect_worker.plugins import PluginRegistry
 from connect_worker.runtime.conversion import ConverterDefaults, ConverterSpec, RecordConverters
@@ -113,7 +113,9 @@ class Pipeline:
                 worker.header_converter, worker.converter_props("header.converter")
             ),
         )
-        errors = ErrorSettings.from_props({"name": "pipeline", **props})
+        errors = ErrorSettings.from_config(
+            CommonConnectorConfig.from_props({"name": "pipeline", **props})
+        )
         converters = RecordConverters.build(registry, props, defaults)
         chain = TransformChain.from_props(props, registry)
         return cls(

@@ -39,6 +39,16 @@ class ConnectorRecord:
     type: ConnectorType = ConnectorType.UNKNOWN
     task_configs: list[dict[str, str]] = field(default_factory=list)
     problems: list[str] | None = None  # a placeholder for a config that cannot be used
+    #: The common keys as validated (tasks.max, errors.*...); None: they are bad, see
+    #: ``invalid`` (a stored config that no longer validates: the connector fails).
+    common: CommonConnectorConfig | None = None
+    invalid: list[str] = field(default_factory=list)
+
+    def validated(self) -> CommonConnectorConfig:
+        """The validated common keys; ConfigError naming the bad ones."""
+        if self.common is None:
+            raise ConfigError("; ".join(self.invalid) or "the connector's config is invalid")
+        return self.common
 
 
 class ConnectorLauncher:
@@ -112,7 +122,7 @@ class ConnectorLauncher:
         None when the connector failed to produce configs (it is then FAILED).
         """
         try:
-            max_tasks = CommonConnectorConfig.from_props(props).tasks_max
+            max_tasks = c.validated().tasks_max
             configs = self._worker.connector_task_configs(c.name, max_tasks)
         except Exception as exc:
             self._worker.stop_tasks(self._worker.task_ids(c.name))
@@ -179,9 +189,15 @@ class ConnectorLauncher:
         props = self.resolved(c)
         if props is None:
             return
+        try:
+            common = c.validated()
+        except ConfigError as exc:
+            self.fail(c.name, exc)
+            return
         self._status.put_task(c.name, index, StateRecord(State.UNASSIGNED, self._worker.worker_id))
         self._worker.start_task(
             TaskId(c.name, index),
+            common,
             props,
             c.task_configs[index],
             paused=c.target is TargetState.PAUSED,

@@ -13,7 +13,7 @@ states through :class:`StatusListener` methods, which only take that lock.
 
 Lifecycle::
 
-    herder = StandaloneHerder(worker_config, registry, bootstrap="127.0.0.1:9092")
+    herder = StandaloneHerder(worker_config, registry, bootstrap=servers)  # the worker's cluster
     herder.start()      # load connectors created over REST earlier, start them
     ...                 # REST / watcher calls
     herder.stop()       # stop every task (offsets flushed), every connector
@@ -37,7 +37,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connect_worker.config_providers import providers_from_worker_config
-from connect_worker.connector_config import connector_name_problem, mask_secrets
+from connect_worker.connector_config import (
+    CommonConnectorConfig,
+    connector_name_problem,
+    mask_secrets,
+)
 from connect_worker.herder.api import (
     AlreadyExistsError,
     BadRequestError,
@@ -220,8 +224,10 @@ class StandaloneHerder(Herder):
         source: ConfigSource = "rest",
     ) -> tuple[ConnectorInfo, bool]:
         """Create or replace; ``source="file"`` for pipeline files (not persisted)."""
-        config = self._checked(name, config)
-        created = self._call(lambda: self._put(name, config, allow_replace, initial_state, source))
+        config, common = self._checked(name, config)
+        created = self._call(
+            lambda: self._put(name, config, common, allow_replace, initial_state, source)
+        )
         return self.connector_info(name), created
 
     def patch_connector_config(self, name: str, patch: dict[str, str | None]) -> ConnectorInfo:
@@ -287,6 +293,7 @@ class StandaloneHerder(Herder):
         self,
         name: str,
         config: dict[str, str],
+        common: CommonConnectorConfig,
         allow_replace: bool,
         initial_state: TargetState,
         source: ConfigSource,
@@ -306,7 +313,9 @@ class StandaloneHerder(Herder):
         self._configs.put(StoredConnector(name, config, target, source))
         if existing is not None:
             self._launcher.stop(name)
-        record = ConnectorRecord(name, config, target, source, self._type_of(config))
+        record = ConnectorRecord(
+            name, config, target, source, self._type_of(config), common=common
+        )
         with self._lock:
             self._connectors[name] = record
         self._launcher.start(record)
@@ -413,12 +422,17 @@ class StandaloneHerder(Herder):
     # -- starting and stopping -----------------------------------------------------------
 
     def _restore(self, stored: StoredConnector) -> None:
+        # Stored by an earlier run: validated then, checked again now; a config that no
+        # longer validates is restored anyway and fails where its problem shows.
+        result = validate_connector_config(self._registry, stored.config, self._providers)
         record = ConnectorRecord(
             stored.name,
             stored.config,
             stored.target_state,
             stored.source,
             self._type_of(stored.config),
+            common=result.common,
+            invalid=result.problems(),
         )
         with self._lock:
             if stored.name in self._connectors:
@@ -449,8 +463,15 @@ class StandaloneHerder(Herder):
             raise NotFoundError(f"Connector {name} not found")
         return c
 
-    def _checked(self, name: str, config: dict[str, str]) -> dict[str, str]:
-        """``config`` with its name set; BadRequestError listing every problem."""
+    def _checked(
+        self, name: str, config: dict[str, str]
+    ) -> tuple[dict[str, str], CommonConnectorConfig]:
+        """``config`` with its name set and its validated common keys.
+
+        BadRequestError lists every problem. The common keys' model is what the
+        launcher, the tasks' error handling and dead-letter queue read: the
+        config is parsed here, once.
+        """
         problem = connector_name_problem(name)
         if problem is not None:
             raise BadRequestError(problem)
@@ -466,7 +487,8 @@ class StandaloneHerder(Herder):
                 f"Connector configuration is invalid and contains the following "
                 f"{result.error_count} error(s):\n" + "\n".join(result.problems())
             )
-        return config
+        assert result.common is not None, "a config without problems has valid common keys"
+        return config, result.common
 
     def _type_of(self, config: dict[str, str]) -> ConnectorType:
         try:

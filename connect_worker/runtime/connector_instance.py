@@ -8,7 +8,8 @@ Lifecycle (driven by the worker, on the herder's thread)::
 the trace; ``stop`` reports nothing (the herder decides what a stopped
 connector shows). The plugin may call its context from threads of its own:
 ``request_task_reconfiguration`` is handed to the herder, which recomputes
-task configs on its thread; ``raise_error`` marks the connector FAILED.
+task configs on its thread; ``raise_error`` marks the connector FAILED;
+``bootstrap_servers`` is the worker's cluster.
 """
 
 from __future__ import annotations
@@ -41,6 +42,10 @@ class _Context:
     def __init__(self, instance: ConnectorInstance) -> None:
         self._instance = instance
 
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._instance.bootstrap_servers
+
     def request_task_reconfiguration(self) -> None:
         self._instance.reconfiguration_requested()
 
@@ -58,8 +63,10 @@ class ConnectorInstance:
         props: Mapping[str, str],
         listener: StatusListener,
         on_reconfigure: Callable[[str], None],
+        bootstrap_servers: str,
     ) -> None:
         self.name = name
+        self.bootstrap_servers = bootstrap_servers
         self.cls = cls
         self.type = connector_type(cls)
         self.props = dict(props)

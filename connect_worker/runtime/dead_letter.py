@@ -86,9 +86,8 @@ class DeadLetterSettings:
     delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S
 
     @classmethod
-    def from_props(cls, props: Mapping[str, str]) -> DeadLetterSettings | None:
-        """The settings, or None when no dead-letter topic is configured."""
-        config = CommonConnectorConfig.from_props(props)
+    def from_config(cls, config: CommonConnectorConfig) -> DeadLetterSettings | None:
+        """The settings from the connector's validated config; None without a topic."""
         topic = config.errors_deadletterqueue_topic_name.strip()
         if not topic:
             return None

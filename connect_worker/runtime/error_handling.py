@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol, TypeVar
@@ -101,9 +101,8 @@ class ErrorSettings:
     log_include_messages: bool = False
 
     @classmethod
-    def from_props(cls, props: Mapping[str, str]) -> ErrorSettings:
-        """Read ``errors.*`` from connector properties (ConfigError names a bad key)."""
-        config = CommonConnectorConfig.from_props(props)
+    def from_config(cls, config: CommonConnectorConfig) -> ErrorSettings:
+        """The ``errors.*`` keys of the connector's validated config."""
         return cls(
             tolerance_all=config.errors_tolerance == "all",
             retry_timeout_ms=config.errors_retry_timeout,

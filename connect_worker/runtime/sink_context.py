@@ -25,8 +25,9 @@ def to_api(tp: LogPartition) -> TopicPartition:
 class RunnerSinkContext:
     """The :class:`connectors.api.SinkTaskContext` the runner hands its task."""
 
-    def __init__(self, task_id: int) -> None:
+    def __init__(self, task_id: int, bootstrap_servers: str) -> None:
         self._task_id = task_id
+        self._bootstrap_servers = bootstrap_servers
         self._lock = threading.Lock()
         self._assignment: frozenset[LogPartition] = frozenset()
         self._paused: set[LogPartition] = set()
@@ -36,6 +37,10 @@ class RunnerSinkContext:
     @property
     def task_id(self) -> int:
         return self._task_id
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._bootstrap_servers
 
     def assignment(self) -> set[TopicPartition]:
         return {to_api(tp) for tp in self._assignment}

@@ -29,18 +29,15 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from connect_worker.runtime.backoff import ExponentialBackoff
-from connect_worker.runtime.conversion import RecordConverters
-from connect_worker.runtime.error_handling import ErrorHandler, Stage, StageError
+from connect_worker.runtime.error_handling import Stage, StageError
 from connect_worker.runtime.sink_context import RunnerSinkContext, to_api, to_log
 from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
-from connect_worker.runtime.transform_chain import TransformChain
 from connectors.api import ConfigError, DataError, RetriableError, SinkRecord, SinkTask
 from log_engine.client import ConsumerRecord, SyncConsumer
 from log_engine.client import TopicPartition as LogPartition
@@ -96,30 +93,25 @@ class SinkTaskRunner(TaskRunner):
         task_id: TaskId,
         task: SinkTask,
         task_props: Mapping[str, str],
+        parts: TaskParts,
         *,
-        chain: TransformChain,
-        converters: RecordConverters,
-        errors: ErrorHandler,
         consumer_factory: Callable[[], SyncConsumer],
         list_topics: Callable[[], list[str]],
-        on_topic: Callable[[str], None],
         settings: SinkRunnerSettings,
-        retry_backoff: ExponentialBackoff,
-        stopping: threading.Event | None = None,
     ) -> None:
-        super().__init__(task_id, retry_backoff=retry_backoff, stopping=stopping)
+        super().__init__(task_id, parts)
         self.task = task
         self._props = dict(task_props)
         self._topics, self._pattern = _subscription(task_props)
-        self._chain = chain
-        self._converters = converters
-        self._errors = errors
+        self._chain = parts.chain
+        self._converters = parts.converters
+        self._errors = parts.errors
         self._consumer_factory = consumer_factory
         self._consumer: SyncConsumer | None = None
         self._list_topics = list_topics
-        self._on_topic = on_topic
+        self._on_topic = parts.on_topic
         self._settings = settings
-        self.context = RunnerSinkContext(task_id.task)
+        self.context = RunnerSinkContext(task_id.task, parts.bootstrap_servers)
         self._open: frozenset[LogPartition] = frozenset()
         self._current: dict[LogPartition, int] = {}  # next offset after what put() accepted
         self._committed: dict[LogPartition, int] = {}

@@ -49,14 +49,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connect_worker.runtime.backoff import ExponentialBackoff
-from connect_worker.runtime.conversion import LogHeaders, RecordConverters
-from connect_worker.runtime.error_handling import ErrorHandler, Stage, StageError
+from connect_worker.runtime.conversion import LogHeaders
+from connect_worker.runtime.error_handling import Stage, StageError
 from connect_worker.runtime.source_offsets import OffsetCommitter, SubmittedRecords
 from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
 from connect_worker.runtime.topics import TopicCreator
-from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import OffsetStore
 from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
 from log_engine.client import SyncProducer
@@ -96,9 +95,14 @@ class _OffsetReader:
 
 
 class _SourceContext:
-    def __init__(self, task_id: int, reader: _OffsetReader) -> None:
+    def __init__(self, task_id: int, reader: _OffsetReader, bootstrap_servers: str) -> None:
         self._task_id = task_id
         self._reader = reader
+        self._bootstrap_servers = bootstrap_servers
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return self._bootstrap_servers
 
     @property
     def offset_reader(self) -> _OffsetReader:
@@ -121,29 +125,25 @@ class SourceTaskRunner(TaskRunner):
         task_id: TaskId,
         task: SourceTask,
         task_props: Mapping[str, str],
+        parts: TaskParts,
         *,
-        chain: TransformChain,
-        converters: RecordConverters,
-        errors: ErrorHandler,
         producer_factory: Callable[[], SyncProducer],
         offsets: OffsetStore,
         topics: TopicCreator,
-        on_topic: Callable[[str], None],
         settings: SourceRunnerSettings,
-        retry_backoff: ExponentialBackoff,
-        stopping: threading.Event | None = None,
     ) -> None:
-        super().__init__(task_id, retry_backoff=retry_backoff, stopping=stopping)
+        super().__init__(task_id, parts)
         self.task = task
         self._props = dict(task_props)
-        self._chain = chain
-        self._converters = converters
-        self._errors = errors
+        self._chain = parts.chain
+        self._converters = parts.converters
+        self._errors = parts.errors
+        self._bootstrap_servers = parts.bootstrap_servers
         self._producer_factory = producer_factory
         self._producer: SyncProducer | None = None
         self._store = offsets
         self._topics = topics
-        self._on_topic = on_topic
+        self._on_topic = parts.on_topic
         self._known_topics: set[str] = set()
         self._settings = settings
         self.submitted = SubmittedRecords()
@@ -166,7 +166,9 @@ class SourceTaskRunner(TaskRunner):
         try:
             self._producer = self._producer_factory()
             context = _SourceContext(
-                self.task_id.task, _OffsetReader(self._store, self.task_id.connector)
+                self.task_id.task,
+                _OffsetReader(self._store, self.task_id.connector),
+                self._bootstrap_servers,
             )
             self.task.initialize(context)
             self.task.start(self._props)

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from connect_worker.connector_config import CommonConnectorConfig
 from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.conversion import RecordConverters
 from connect_worker.runtime.dead_letter import DeadLetterQueueReporter, DeadLetterSettings
@@ -28,6 +29,7 @@ from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.sink_runner import SinkTaskRunner
 from connect_worker.runtime.source_runner import SourceTaskRunner
 from connect_worker.runtime.status import StatusListener, TaskId
+from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.task_runner import TaskRunner
 from connect_worker.runtime.topics import TopicCreator
 from connect_worker.runtime.transform_chain import TransformChain
@@ -77,17 +79,26 @@ class TaskFactory:
         self._reporters = reporters
 
     def runner(
-        self, task_id: TaskId, connector_props: Mapping[str, str], task_props: Mapping[str, str]
+        self,
+        task_id: TaskId,
+        connector: CommonConnectorConfig,
+        connector_props: Mapping[str, str],
+        task_props: Mapping[str, str],
     ) -> TaskRunner:
-        """A new plugin task with its runner; ConfigError for a config that cannot work."""
-        connector_cls = self._registry.connector_class(connector_props["connector.class"])
+        """A new plugin task with its runner; ConfigError for a config that cannot work.
+
+        ``connector`` is the connector's validated config (the herder's), whose
+        ``errors.*`` keys govern the task's error handling and dead-letter queue;
+        ``connector_props`` are its properties with references resolved.
+        """
+        connector_cls = self._registry.connector_class(connector.connector_class)
         task = connector_cls.task_class()()
         stopping = threading.Event()
         converters = RecordConverters.build(
             self._registry, connector_props, self._settings.converters
         )
         reporters = self._reporters(task_id, connector_props) if self._reporters else []
-        dead_letters = DeadLetterSettings.from_props(connector_props)
+        dead_letters = DeadLetterSettings.from_config(connector)
         if dead_letters is not None:
             reporters.append(
                 DeadLetterQueueReporter(
@@ -98,39 +109,40 @@ class TaskFactory:
                 )
             )
         errors = ErrorHandler(
-            task_id, ErrorSettings.from_props(connector_props), reporters, stopping=stopping
+            task_id, ErrorSettings.from_config(connector), reporters, stopping=stopping
         )
         chain = TransformChain.from_props(connector_props, self._registry)
-        common: dict[str, Any] = {
-            "chain": chain,
-            "converters": converters,
-            "errors": errors,
-            "on_topic": lambda topic: self._listener.on_topic_used(task_id.connector, topic),
-            "retry_backoff": ExponentialBackoff(
+        parts = TaskParts(
+            chain=chain,
+            converters=converters,
+            errors=errors,
+            retry_backoff=ExponentialBackoff(
                 self._settings.retry_backoff_initial_ms, self._settings.retry_backoff_max_ms
             ),
-            "stopping": stopping,
-        }
+            bootstrap_servers=self._settings.bootstrap,
+            on_topic=lambda topic: self._listener.on_topic_used(task_id.connector, topic),
+            stopping=stopping,
+        )
         if isinstance(task, SourceTask):
             return SourceTaskRunner(
                 task_id,
                 task,
                 task_props,
+                parts,
                 producer_factory=lambda: self._producer(task_id, connector_props),
                 offsets=self._offsets,
                 topics=self._topics,
                 settings=self._settings.source,
-                **common,
             )
         if isinstance(task, SinkTask):
             return SinkTaskRunner(
                 task_id,
                 task,
                 task_props,
+                parts,
                 consumer_factory=lambda: self._consumer(task_id, connector_props),
                 list_topics=self._topics.list_topics,
                 settings=self._settings.sink,
-                **common,
             )
         chain.close()
         raise ConfigError(

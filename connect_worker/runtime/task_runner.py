@@ -23,9 +23,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any
 
-from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.details import plugin_details
 from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_parts import TaskParts
 
 log = logging.getLogger(__name__)
 
@@ -39,18 +39,16 @@ class TaskRunner(ABC):
     def __init__(
         self,
         task_id: TaskId,
-        *,
-        retry_backoff: ExponentialBackoff,
-        stopping: threading.Event | None = None,
+        parts: TaskParts,
     ) -> None:
         self.task_id = task_id
-        self.stopping = stopping or threading.Event()
+        self.stopping = parts.stopping
         self._resumed = threading.Event()
         self._resumed.set()
         self._lifecycle_lock = threading.Lock()
         self._plugin_started = False
         self._plugin_stopped = False
-        self._retry_backoff = retry_backoff
+        self._retry_backoff = parts.retry_backoff
 
     @abstractmethod
     def run(self, on_running: Callable[[], None]) -> None:

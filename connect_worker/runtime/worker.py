@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from connect_worker.connector_config import CommonConnectorConfig
 from connect_worker.runtime.connector_instance import ConnectorInstance
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import StatusListener, TaskId
@@ -87,7 +88,9 @@ class Worker:
                 "connector %s: keys nothing reads, ignored (as Kafka Connect ignores unknown "
                 "keys): %s", name, ", ".join(unused),
             )
-        instance = ConnectorInstance(name, cls, props, self._listener, on_reconfigure)
+        instance = ConnectorInstance(
+            name, cls, props, self._listener, on_reconfigure, self.settings.bootstrap
+        )
         with self._lock:
             self._connectors[name] = instance
         return instance.start(paused=paused)
@@ -124,17 +127,22 @@ class Worker:
     def start_task(
         self,
         task_id: TaskId,
+        connector: CommonConnectorConfig,
         connector_props: Mapping[str, str],
         task_props: Mapping[str, str],
         *,
         paused: bool = False,
     ) -> None:
-        """Start ``task_id`` in a thread of its own; its states go to the listener."""
+        """Start ``task_id`` in a thread of its own; its states go to the listener.
+
+        ``connector`` is the connector's validated config (kept by the herder),
+        ``connector_props`` its properties with references resolved.
+        """
         connector_props, task_props = dict(connector_props), dict(task_props)
         listener = _CurrentThreadOnly(self, self._listener)
         thread = TaskThread(
             task_id,
-            lambda: self._factory.runner(task_id, connector_props, task_props),
+            lambda: self._factory.runner(task_id, connector, connector_props, task_props),
             listener,
             self.settings.restart,
             paused=paused,

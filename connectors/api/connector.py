@@ -42,6 +42,14 @@ class ConnectorContext(Protocol):
     def raise_error(self, error: Exception) -> None:
         """Fail the connector from a background thread of its own."""
 
+    @property
+    def bootstrap_servers(self) -> str:
+        """The worker's Kafka cluster (``host:port,...``), embedded broker or not.
+
+        A plugin that reads or writes the log itself (SparkSink's query) uses it
+        unless its config names another cluster.
+        """
+
 
 class Connector(ABC):
     """Common base of :class:`SourceConnector` and :class:`SinkConnector`."""

@@ -37,6 +37,14 @@ class SinkTaskContext(Protocol):
     @property
     def task_id(self) -> int: ...
 
+    @property
+    def bootstrap_servers(self) -> str:
+        """The worker's Kafka cluster (``host:port,...``), embedded broker or not.
+
+        A plugin that reads or writes the log itself (SparkSink's query) uses it
+        unless its config names another cluster.
+        """
+
     def assignment(self) -> set[TopicPartition]: ...
 
     def pause(self, *partitions: TopicPartition) -> None: ...

@@ -47,6 +47,14 @@ class SourceTaskContext(Protocol):
     @property
     def task_id(self) -> int: ...
 
+    @property
+    def bootstrap_servers(self) -> str:
+        """The worker's Kafka cluster (``host:port,...``), embedded broker or not.
+
+        A plugin that reads or writes the log itself (SparkSink's query) uses it
+        unless its config names another cluster.
+        """
+
 
 class SourceConnector(Connector):
     """A connector whose tasks read from an external system into the log."""

@@ -36,9 +36,12 @@ class DictOffsetReader:
 class SourceContext:
     """A SourceTaskContext with a dict-backed offset reader."""
 
-    def __init__(self, reader: DictOffsetReader, task_id: int = 0) -> None:
+    def __init__(
+        self, reader: DictOffsetReader, task_id: int = 0, bootstrap_servers: str = ""
+    ) -> None:
         self._reader = reader
         self._task_id = task_id
+        self.bootstrap_servers = bootstrap_servers
 
     @property
     def offset_reader(self) -> DictOffsetReader:
@@ -52,8 +55,11 @@ class SourceContext:
 class SinkContext:
     """A SinkTaskContext that records what the task asked for."""
 
-    def __init__(self, partitions: set[TopicPartition] | None = None) -> None:
+    def __init__(
+        self, partitions: set[TopicPartition] | None = None, bootstrap_servers: str = ""
+    ) -> None:
         self.partitions = partitions or set()
+        self.bootstrap_servers = bootstrap_servers
         self.paused: set[TopicPartition] = set()
         self.rewinds: dict[TopicPartition, int] = {}
         self.commits_requested = 0

@@ -114,3 +114,18 @@ def test_a_stored_config_that_no_longer_validates_fails_its_task_naming_the_key(
     wait_for(lambda: task_state(herder, "bad") is State.FAILED, "the task to fail")
     trace = herder.connector_status("bad").tasks[0].trace or ""
     assert "ConfigError: transforms.t.spec: unknown type 'int99'" in trace
+
+
+def test_a_stored_config_with_a_bad_common_key_fails_the_connector_naming_it(
+    make_herder: Callable[..., StandaloneHerder], tmp_path: Path
+) -> None:
+    config = {**BASE, "file": str(tmp_path / "in.txt"), "tasks.max": "abc",
+              "transforms.t.type": "ExtractField$Value", "transforms.t.field": "f"}
+    FileConfigStore(tmp_path / "connectors.json").put(
+        StoredConnector("bad", config, TargetState.RUNNING, "rest")
+    )
+    herder = make_herder(**{"task.restart.enabled": "false"})  # restores "bad" unvalidated
+    wait_for(lambda: herder.connector_status("bad").state is State.FAILED, "the connector to fail")
+    status = herder.connector_status("bad")
+    assert status.trace is not None and "ConfigError: tasks.max: " in status.trace
+    assert status.tasks == ()

@@ -13,6 +13,7 @@ from connect_worker.runtime.conversion import RecordConverters
 from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
 from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
 from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.topics import TopicCreator
 from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import MemoryOffsetStore
@@ -99,15 +100,17 @@ def test_the_in_flight_bound_holds_for_batches_sent_together(
         task_id,
         _Batches(),
         {"topic": topic_name},
-        chain=TransformChain([], []),
-        converters=RecordConverters(converter, converter, header),
-        errors=ErrorHandler(task_id, ErrorSettings()),
+        TaskParts(
+            chain=TransformChain([], []),
+            converters=RecordConverters(converter, converter, header),
+            errors=ErrorHandler(task_id, ErrorSettings()),
+            retry_backoff=ExponentialBackoff(50, 400),
+            bootstrap_servers=broker.bootstrap,
+        ),
         producer_factory=lambda: SyncProducer({"bootstrap.servers": broker.bootstrap}),
         offsets=store,
         topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
-        on_topic=lambda topic: None,
         settings=SourceRunnerSettings(offset_flush_interval_ms=50, max_in_flight_records=7),
-        retry_backoff=ExponentialBackoff(50, 400),
     )
     peak = 0
     submit_many = runner.submitted.submit_many

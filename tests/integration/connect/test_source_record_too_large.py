@@ -20,6 +20,7 @@ from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
 from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.task_factory import PRODUCER_DEFAULTS
+from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.topics import TopicCreator
 from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import MemoryOffsetStore
@@ -82,17 +83,19 @@ def _runner(broker: BrokerProcess, topic: str, tolerance_all: bool,
         task_id,
         _Numbers(),
         {"topic": topic},
-        chain=TransformChain([], []),
-        converters=RecordConverters(converter, converter, header),
-        errors=errors,
+        TaskParts(
+            chain=TransformChain([], []),
+            converters=RecordConverters(converter, converter, header),
+            errors=errors,
+            retry_backoff=ExponentialBackoff(50, 400),
+            bootstrap_servers=broker.bootstrap,
+        ),
         producer_factory=lambda: SyncProducer(
             {"bootstrap.servers": broker.bootstrap, **PRODUCER_DEFAULTS}
         ),
         offsets=store,
         topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
-        on_topic=lambda topic: None,
         settings=SourceRunnerSettings(offset_flush_interval_ms=100),
-        retry_backoff=ExponentialBackoff(50, 400),
     )
     return runner, errors
 

@@ -17,6 +17,7 @@ from connect_worker.runtime.conversion import RecordConverters
 from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
 from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
 from connect_worker.runtime.status import TaskId
+from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.topics import TopicCreator
 from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import MemoryOffsetStore
@@ -77,15 +78,17 @@ def _runner(broker: BrokerProcess, task: SourceTask, topic: str) -> SourceTaskRu
         task_id,
         task,
         {"topic": topic},
-        chain=TransformChain([], []),
-        converters=RecordConverters(converter, converter, header),
-        errors=ErrorHandler(task_id, ErrorSettings()),
+        TaskParts(
+            chain=TransformChain([], []),
+            converters=RecordConverters(converter, converter, header),
+            errors=ErrorHandler(task_id, ErrorSettings()),
+            retry_backoff=ExponentialBackoff(50, 400),
+            bootstrap_servers=broker.bootstrap,
+        ),
         producer_factory=lambda: SyncProducer({"bootstrap.servers": broker.bootstrap}),
         offsets=MemoryOffsetStore(),
         topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
-        on_topic=lambda topic: None,
         settings=SourceRunnerSettings(offset_flush_interval_ms=60_000),
-        retry_backoff=ExponentialBackoff(50, 400),
     )
 
 

@@ -193,7 +193,11 @@ def test_partitions_gone_or_added_without_their_first_records_while_streaming(
 
 def test_spark_sink_passes_fail_on_data_loss_to_the_source() -> None:
     base = {"topics": "t", "output.path": "/tmp/out", "checkpoint.location": "/tmp/ck"}
-    assert source_options(SparkSinkConfig.from_props(base))["failOnDataLoss"] == "true"
+    worker = "127.0.0.1:19092"  # the cluster a task's context names
+    assert source_options(SparkSinkConfig.from_props(base).reading(worker))[
+        "failOnDataLoss"
+    ] == "true"
     props = {**base, "fail.on.data.loss": "false"}
-    options = source_options(SparkSinkConfig.from_props(props))
+    options = source_options(SparkSinkConfig.from_props(props).reading(worker))
+    assert options["bootstrap.servers"] == worker
     assert SourceOptions.parse(options, streaming=True).fail_on_data_loss is False

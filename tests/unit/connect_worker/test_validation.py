@@ -8,7 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from connect_worker.config_providers import providers_from_worker_config
-from connect_worker.connector_config import HIDDEN
+from connect_worker.connector_config import HIDDEN, CommonConnectorConfig, SinkConnectorConfig
 from connect_worker.plugins import PluginRegistry
 from connect_worker.validation import plugin_config_definition, validate_connector_config
 from connectors.api import hookimpl
@@ -59,6 +59,19 @@ def test_valid_config_and_response_shape(registry: PluginRegistry) -> None:
     assert by_name["connector.class"]["definition"]["type"] == "CLASS"
 
 
+def test_the_common_keys_come_back_parsed_for_the_herder_to_keep(
+    registry: PluginRegistry,
+) -> None:
+    result = validate_connector_config(
+        registry, source(**{"tasks.max": "3", "errors.tolerance": "all"})
+    )
+    assert type(result.common) is CommonConnectorConfig
+    assert result.common.tasks_max == 3 and result.common.errors_tolerance == "all"
+    sink = {"name": "k", "connector.class": "FileStreamSink", "file": "/tmp/o.txt",
+            "topics": "a,b", "errors.deadletterqueue.topic.name": "dlq"}
+    parsed = validate_connector_config(registry, sink).common
+    assert isinstance(parsed, SinkConnectorConfig) and parsed.topics == ["a", "b"]
+    assert validate_connector_config(registry, source(**{"tasks.max": "abc"})).common is None
 @pytest.mark.parametrize(
     ("props", "key", "fragment"),
     [

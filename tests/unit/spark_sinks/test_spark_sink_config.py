@@ -21,6 +21,16 @@ def test_defaults() -> None:
     assert config.starting_offsets == "earliest" and not config.trigger_available_now
 
 
+def test_the_query_reads_the_workers_cluster_unless_told_otherwise() -> None:
+    config = SparkSinkConfig.from_props(BASE)
+    assert config.bootstrap_servers == ""  # no fixed address such as 127.0.0.1:9092
+    assert config.reading("127.0.0.1:40123").bootstrap_servers == "127.0.0.1:40123"
+    other = SparkSinkConfig.from_props({**BASE, "spark.bootstrap.servers": "elsewhere:9092"})
+    assert other.reading("127.0.0.1:40123").bootstrap_servers == "elsewhere:9092"
+    with pytest.raises(ConfigError, match=r"spark\.bootstrap\.servers"):
+        config.reading("")
+
+
 @pytest.mark.parametrize(
     ("props", "message"),
     [
