@@ -77,6 +77,7 @@ from log_engine.metadata.records import (
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
 )
+from log_engine.metadata.types import PartitionState
 from log_engine.protocol.error_codes import ErrorCode
 from log_engine.replication.raft.types import LeaderAndEpoch
 
@@ -438,6 +439,19 @@ class QuorumController:
                 PartitionOutcome(change.topic_id, change.partition, NONE, state, under)
             )
         return self._emit(records, AlterPartitionReply(NONE, tuple(outcomes)))
+
+    def alter_isr(
+        self, broker_id: int, broker_epoch: int, state: PartitionState, new_isr: tuple[int, ...]
+    ) -> ControllerResult[PartitionState | int]:
+        """One partition's ISR change in the shape of the replica manager's
+        ``AlterPartitionSender.alter_isr``: the new state, or an error code."""
+        result = self.alter_partition(broker_id, broker_epoch, [IsrChange.of(state, new_isr)])
+        reply = result.response
+        if reply.error_code != NONE:
+            return ControllerResult(result.records, reply.error_code)
+        (outcome,) = reply.partitions
+        answer = outcome.state if outcome.state is not None else outcome.error_code
+        return ControllerResult(result.records, answer)
 
     # ---- producer ids ----------------------------------------------------------------------------
 

@@ -107,3 +107,13 @@ def test_after_a_leader_change_the_old_leader_is_fenced_by_epoch() -> None:
     h.heartbeat(1)
     (outcome,) = alter(h, change).partitions
     assert outcome.error_code == ErrorCode.FENCED_LEADER_EPOCH
+
+
+def test_alter_isr_in_the_replica_managers_shape() -> None:
+    h, _, epoch = cluster()
+    state = h.state("t")
+    new_state = h.commit(h.controller.alter_isr(1, epoch, state, (1, 3)))
+    assert new_state == h.state("t") and new_state.isr == (1, 3)  # type: ignore[union-attr]
+    stale = h.commit(h.controller.alter_isr(1, epoch, state, (1,)))  # the old partition epoch
+    assert stale == ErrorCode.INVALID_UPDATE_VERSION
+    assert h.commit(h.controller.alter_isr(1, epoch - 1, state, (1,))) == 77
