@@ -1,8 +1,8 @@
 """Metadata records in KRaft's shapes, and their framing: one record = one Raft entry.
 
-Each record type is declared once with the protocol's schema DSL (field lists and
-versions as Kafka's ``metadata/src/main/resources/common/metadata/*.json``; all
-flexible from v0), so a record written here reads as Kafka's and back. A record
+Each record type is declared once with the protocol's schema DSL in ``schemas.py``
+(field lists and versions as Kafka's ``metadata/src/main/resources/common/metadata/*.json``;
+all flexible from v0), so a record written here reads as Kafka's and back. A record
 on the wire (Kafka's ``MetadataRecordSerde``)::
 
     frame version : unsigned varint  (always 1)
@@ -23,172 +23,33 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from log_engine.metadata.errors import MetadataRecordError
+from log_engine.metadata.schemas import (
+    BROKER_REGISTRATION_CHANGE,
+    CONFIG,
+    FENCE_BROKER,
+    NO_LEADER_CHANGE,
+    NO_OP,
+    PARTITION,
+    PARTITION_CHANGE,
+    PRODUCER_IDS,
+    REGISTER_BROKER,
+    REMOVE_TOPIC,
+    TOPIC,
+    UNFENCE_BROKER,
+    UNREGISTER_BROKER,
+)
 from log_engine.metadata.types import BrokerEndpoint
 from log_engine.protocol.errors import EncodeError, ProtocolDecodeError
-from log_engine.protocol.schema import Array, Field, Message
-from log_engine.protocol.types import (
-    BOOL,
-    INT8,
-    INT16,
-    INT32,
-    INT64,
-    STRING,
-    UINT16,
-    UUID,
-    Reader,
-    Writer,
-)
+from log_engine.protocol.schema import Message
+from log_engine.protocol.types import Reader, Writer
 
 FRAME_VERSION = 1
-NO_LEADER_CHANGE = -2
-"""``PartitionChangeRecord.leader`` when the leader stays (Kafka's -2)."""
-
 TOPIC_RESOURCE = 2
 BROKER_RESOURCE = 4
 """``ConfigRecord.resource_type`` values (Kafka's ConfigResource.Type)."""
 
 FENCE, FENCING_NONE, UNFENCE = 1, 0, -1
 """``BrokerRegistrationChangeRecord.fenced`` values."""
-
-_ALL = (0, None)
-
-
-def _ints(name: str, **kw: Any) -> Field:
-    return Field(name, Array(INT32), **kw)
-
-
-REGISTER_BROKER = Message(
-    "RegisterBrokerRecord",
-    0,
-    (0, 3),
-    (
-        Field("broker_id", INT32),
-        Field("is_migrating_zk_broker", BOOL, versions=(2, None)),
-        Field("incarnation_id", UUID),
-        Field("broker_epoch", INT64),
-        Field(
-            "end_points",
-            Array(
-                (
-                    Field("name", STRING),
-                    Field("host", STRING),
-                    Field("port", UINT16),
-                    Field("security_protocol", INT16),
-                )
-            ),
-        ),
-        Field(
-            "features",
-            Array(
-                (
-                    Field("name", STRING),
-                    Field("min_supported_version", INT16),
-                    Field("max_supported_version", INT16),
-                )
-            ),
-        ),
-        Field("rack", STRING, nullable=_ALL, default=None),
-        Field("fenced", BOOL, default=True),
-        Field("in_controlled_shutdown", BOOL, versions=(1, None)),
-        Field("log_dirs", Array(UUID), versions=(3, None), tag=0),
-    ),
-    flexible=0,
-)
-UNREGISTER_BROKER = Message(
-    "UnregisterBrokerRecord",
-    1,
-    (0, 0),
-    (Field("broker_id", INT32), Field("broker_epoch", INT64)),
-    flexible=0,
-)
-TOPIC = Message(
-    "TopicRecord", 2, (0, 0), (Field("name", STRING), Field("topic_id", UUID)), flexible=0
-)
-PARTITION = Message(
-    "PartitionRecord",
-    3,
-    (0, 2),
-    (
-        Field("partition_id", INT32, default=-1),
-        Field("topic_id", UUID),
-        _ints("replicas"),
-        _ints("isr"),
-        _ints("removing_replicas"),
-        _ints("adding_replicas"),
-        Field("leader", INT32, default=-1),
-        Field("leader_recovery_state", INT8, tag=0),
-        Field("leader_epoch", INT32, default=-1),
-        Field("partition_epoch", INT32, default=-1),
-        Field("directories", Array(UUID), versions=(1, None)),
-        _ints("eligible_leader_replicas", versions=(2, None), nullable=_ALL, default=None, tag=1),
-        _ints("last_known_elr", versions=(2, None), nullable=_ALL, default=None, tag=2),
-    ),
-    flexible=0,
-)
-CONFIG = Message(
-    "ConfigRecord",
-    4,
-    (0, 0),
-    (
-        Field("resource_type", INT8),
-        Field("resource_name", STRING),
-        Field("name", STRING),
-        Field("value", STRING, nullable=_ALL, default=None),
-    ),
-    flexible=0,
-)
-PARTITION_CHANGE = Message(
-    "PartitionChangeRecord",
-    5,
-    (0, 2),
-    (
-        Field("partition_id", INT32, default=-1),
-        Field("topic_id", UUID),
-        _ints("isr", nullable=_ALL, default=None, tag=0),
-        Field("leader", INT32, default=NO_LEADER_CHANGE, tag=1),
-        _ints("replicas", nullable=_ALL, default=None, tag=2),
-        _ints("removing_replicas", nullable=_ALL, default=None, tag=3),
-        _ints("adding_replicas", nullable=_ALL, default=None, tag=4),
-        Field("leader_recovery_state", INT8, default=-1, tag=5),
-        Field("directories", Array(UUID), versions=(1, None), nullable=_ALL, default=None, tag=8),
-        _ints("eligible_leader_replicas", versions=(2, None), nullable=_ALL, default=None, tag=6),
-        _ints("last_known_elr", versions=(2, None), nullable=_ALL, default=None, tag=7),
-    ),
-    flexible=0,
-)
-FENCE_BROKER = Message(
-    "FenceBrokerRecord", 7, (0, 0), (Field("id", INT32), Field("epoch", INT64)), flexible=0
-)
-UNFENCE_BROKER = Message(
-    "UnfenceBrokerRecord", 8, (0, 0), (Field("id", INT32), Field("epoch", INT64)), flexible=0
-)
-REMOVE_TOPIC = Message("RemoveTopicRecord", 9, (0, 0), (Field("topic_id", UUID),), flexible=0)
-PRODUCER_IDS = Message(
-    "ProducerIdsRecord",
-    15,
-    (0, 0),
-    (
-        Field("broker_id", INT32),
-        Field("broker_epoch", INT64, default=-1),
-        Field("next_producer_id", INT64),
-    ),
-    flexible=0,
-)
-BROKER_REGISTRATION_CHANGE = Message(
-    "BrokerRegistrationChangeRecord",
-    17,
-    (0, 2),
-    (
-        Field("broker_id", INT32),
-        Field("broker_epoch", INT64),
-        Field("fenced", INT8, tag=0),
-        Field("in_controlled_shutdown", INT8, versions=(1, None), tag=1),
-        Field("log_dirs", Array(UUID), versions=(2, None), tag=2),
-    ),
-    flexible=0,
-)
-NO_OP = Message("NoOpRecord", 20, (0, 0), (), flexible=0)
-
 
 # ---- the Python side -------------------------------------------------------------
 
