@@ -109,11 +109,6 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.INIT_PRODUCER_ID: (0, 5),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
-        # the controller listener's APIs: a broker sends them to the active controller
-        ApiKey.ALTER_PARTITION: (0, 3),
-        ApiKey.BROKER_REGISTRATION: (0, 4),
-        ApiKey.BROKER_HEARTBEAT: (0, 1),
-        ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
     }
 )
 """Inclusive (min, max) per api key our client can send (and read the answer of)."""
@@ -127,8 +122,9 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
     }
 )
 """What a controller serves on its controller listener (Kafka's ``"listeners":
-["controller"]`` APIs): flexible versions included, since only brokers call them.
-The client listener (:data:`SUPPORTED_VERSIONS`) does not serve these."""
+["controller"]`` APIs), and what a broker sends it there: flexible versions
+included, since only brokers call them. Neither the client listener
+(:data:`SUPPORTED_VERSIONS`) nor our client (:data:`CLIENT_VERSIONS`) has them."""
 
 
 def api_version_entries() -> list[dict[str, Any]]:

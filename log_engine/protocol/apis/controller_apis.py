@@ -11,7 +11,8 @@
 - AllocateProducerIds (67), v0: a block of producer ids for one broker.
 
 All are flexible from v0. Brokers reach them on the controller listener, so
-they sit in ``CONTROLLER_VERSIONS``, not in the client listener's table.
+they sit in ``CONTROLLER_VERSIONS``, not in the client listener's or our
+client's tables.
 """
 
 from __future__ import annotations
