@@ -96,6 +96,7 @@ class MetadataListener:
         self.image = image
         self.leader = LeaderAndEpoch(None, 0)
         self.records_since_snapshot = 0
+        self.bytes_since_snapshot = 0
         self._on_update: list[UpdateCallback] = []
         self._on_leader: list[LeaderCallback] = []
 
@@ -117,12 +118,13 @@ class MetadataListener:
         previous = self.image
         self.image = previous.apply_all((c.record for c in committed), end_offset)
         self.records_since_snapshot += len(committed)
+        self.bytes_since_snapshot += sum(len(e.payload) for e in entries)
         self._notify(MetadataUpdate(previous, self.image, committed))
 
     def handle_load_snapshot(self, snapshot: Snapshot) -> None:
         previous = self.image
         self.image = load_snapshot(snapshot.payload, snapshot.snapshot_id.offset)
-        self.records_since_snapshot = 0
+        self.records_since_snapshot = self.bytes_since_snapshot = 0
         self._notify(MetadataUpdate(previous, self.image, snapshot=True))
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None:
@@ -132,9 +134,14 @@ class MetadataListener:
 
     # ---- snapshots --------------------------------------------------------------------------
 
+    def snapshot_due(self, max_bytes: int) -> bool:
+        """Whether more than ``max_bytes`` of records were applied since the last snapshot
+        (Kafka's ``metadata.log.max.record.bytes.between.snapshots``, 20 MiB by default)."""
+        return self.bytes_since_snapshot > max_bytes
+
     def snapshot(self) -> tuple[int, bytes]:
         """``(end_offset, payload)`` of the current image, for ``create_snapshot``."""
-        self.records_since_snapshot = 0
+        self.records_since_snapshot = self.bytes_since_snapshot = 0
         return self.image.end_offset, encode_snapshot(self.image)
 
     def _notify(self, update: MetadataUpdate) -> None:

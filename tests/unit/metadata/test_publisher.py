@@ -116,6 +116,7 @@ def test_snapshot_counts_records_since() -> None:
     listener = MetadataListener()
     Log(listener).commit(*brokers())
     assert listener.records_since_snapshot == 3
+    assert listener.snapshot_due(10) and not listener.snapshot_due(10_000)
     end_offset, payload = listener.snapshot()
     assert end_offset == 3 and payload == encode_snapshot(listener.image)
-    assert listener.records_since_snapshot == 0
+    assert listener.records_since_snapshot == 0 and not listener.snapshot_due(0)
