@@ -159,6 +159,7 @@ class QuorumController:
             record = committed.record
             if isinstance(record, RegisterBrokerRecord):
                 self._registration_offset[record.broker_id] = committed.offset
+                self._shutdown_offset.pop(record.broker_id, None)  # a new registration
             elif (
                 isinstance(record, BrokerRegistrationChangeRecord)
                 and record.in_controlled_shutdown == 1
@@ -173,6 +174,16 @@ class QuorumController:
                 self._pending.popleft()
                 self._ready = True
         self._image = self._committed.apply_all(self._pending) if self._pending else update.image
+
+    def renounce(self) -> None:
+        """Stop acting as the leader until the next leader change names this node again.
+
+        For an append that failed (``NotLeaderError`` or any other error): the
+        pending records may never commit, so the speculative image is dropped. If
+        the Raft node still leads, the caller resigns it, so that a new election
+        (possibly of this node, in a new epoch) activates a controller again.
+        """
+        self._reset()
 
     def _reset(self) -> None:
         self._epoch = None

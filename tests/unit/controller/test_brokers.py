@@ -201,3 +201,17 @@ def test_next_deadline_is_the_earliest_session_end() -> None:
 def _hb(h: Harness, broker_id: int, **kw: bool) -> BrokerHeartbeat:
     epoch = h.image.registrations[broker_id].broker_epoch
     return BrokerHeartbeat(broker_id, epoch, h.image.end_offset - 1, **kw)
+
+
+def test_renounce_after_a_failed_append_drops_pending_until_elected_again() -> None:
+    h = Harness()
+    h.controller.register_broker(BrokerRegistration(2, uuid.UUID(int=2), ()), 0)
+    h.controller.renounce()
+    assert not h.controller.is_leader and h.controller.pending_records == 0
+    assert 2 not in h.controller.image.registrations
+    request = BrokerRegistration(3, uuid.UUID(int=3), ())
+    assert h.controller.register_broker(request, 0).response.error_code == ErrorCode.NOT_CONTROLLER
+    h.epoch = 2
+    h.listener.handle_leader_change(LeaderAndEpoch(0, 2))
+    h.commit(h.controller.tick(0))
+    assert h.controller.is_active
