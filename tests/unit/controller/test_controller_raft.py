@@ -15,6 +15,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TypeVar
 
+import pytest
+
 from log_engine.controller import (
     BrokerHeartbeat,
     BrokerRegistration,
@@ -261,3 +263,70 @@ def test_records_lost_with_the_leader_can_be_sent_again() -> None:
     cluster.restart(old.node_id)  # its uncommitted tail is truncated on rejoining
     cluster.run_until(cluster.converged)
     assert old.listener.image.topics["lost"].topic_id == outcome.topic_id
+
+
+class LossyCluster(Cluster):
+    """Drops and duplicates messages; the nemesis kills and restarts voters."""
+
+    def __init__(self, rng: random.Random) -> None:
+        self.rng = rng
+        self.loss = 0.05
+        super().__init__()
+
+    def send(self, messages: list[RaftMessage]) -> None:
+        for message in messages:
+            if self.rng.random() < self.loss:
+                continue
+            self.queue.append(message)
+            if self.rng.random() < 0.02:
+                self.queue.append(message)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_seeded_faults_lose_no_committed_metadata(seed: int) -> None:
+    """Message loss and duplication, voters killed and restarted (about 6 kills a run),
+    the active controller registering brokers and creating topics throughout: every
+    topic any voter ever committed is in the final image, and every log replays to it."""
+    run_with_faults(seed)
+
+
+def run_with_faults(seed: int) -> None:
+    rng = random.Random(seed)
+    cluster = LossyCluster(rng)
+    committed_topics: set[str] = set()
+    created = 0
+    for _ in range(2500):
+        cluster.step()
+        roll = rng.random()
+        if roll < 0.003 and len(cluster.alive) == 3:
+            cluster.kill(rng.choice(sorted(cluster.alive)))
+        elif roll < 0.01 and len(cluster.alive) < 3:
+            cluster.restart(rng.choice(sorted(set(VOTERS) - cluster.alive)))
+        actives = [cluster.voters[n] for n in sorted(cluster.alive)]
+        active = next((v for v in actives if v.controller.is_active), None)
+        if active is not None and rng.random() < 0.05:
+            created += 1
+            topic = NewTopic(f"t{created}", 1, 1)
+            broker = rng.randrange(1, 4)
+            registration = BrokerRegistration(broker, uuid.UUID(int=broker), ())
+            cluster.append(active, active.controller.register_broker(registration, cluster.now_ms))
+            if active.controller.image.unfenced_broker_ids():
+                cluster.append(active, active.controller.create_topics([topic], cluster.now_ms))
+            for b, reg in active.controller.image.registrations.items():
+                heartbeat = BrokerHeartbeat(b, reg.broker_epoch, 1 << 40)
+                cluster.append(active, active.controller.heartbeat(heartbeat, cluster.now_ms))
+        for n in cluster.alive:
+            committed_topics |= set(cluster.voters[n].listener.image.topics)
+    cluster.loss = 0.0
+    for n in set(VOTERS) - cluster.alive:
+        cluster.restart(n)
+    cluster.run_until(lambda: cluster.converged() and bool(cluster.active()))
+    final = cluster.voters[1].listener.image
+    assert committed_topics <= set(final.topics), f"seed {seed}: committed topics lost"
+    assert len(committed_topics) > 3, f"seed {seed}: too little happened to judge"
+    for voter in cluster.voters.values():
+        entries = [e for e in voter.storage.load().entries if not e.control]
+        snapshot = voter.storage.load().snapshot
+        assert snapshot is None  # no snapshots in this run: the log is whole
+        replayed = MetadataImage.EMPTY.apply_all(decode_record(e.payload) for e in entries)
+        assert replayed.topics == final.topics and replayed.registrations == final.registrations
