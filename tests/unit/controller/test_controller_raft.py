@@ -32,6 +32,7 @@ from log_engine.metadata.records import Endpoint, decode_record, encode_record
 from log_engine.metadata.snapshot import encode_snapshot
 from log_engine.replication.raft import MemoryRaftStorage, RaftDriver, Role
 from log_engine.replication.raft.messages import RaftMessage
+from log_engine.replication.raft.types import LeaderAndEpoch
 from tests.unit.replication.raft.helpers import config
 
 T = TypeVar("T")
@@ -243,11 +244,31 @@ def test_records_in_flight_when_the_leader_dies_commit_under_the_next_one() -> N
             cluster.send(cluster.voters[message.receiver].driver.handle(message, cluster.now_ms))
     cluster.queue.clear()
     assert not any("in-flight" in v.listener.image.topics for v in cluster.voters.values())
+    # the moment a voter is elected, a request for the same topic arrives
+    early: list[int] = []
+
+    def on_leader(voter: Voter) -> Callable[[LeaderAndEpoch], None]:
+        def elected(leader: LeaderAndEpoch) -> None:
+            if leader.leader_id == voter.node_id:
+                early.extend(_try_create(cluster, voter))
+
+        return elected
+
+    for voter in cluster.voters.values():
+        if voter is not old:
+            voter.listener.subscribe(lambda update: None, on_leader(voter))
     cluster.kill(old.node_id)
     new = cluster.active()  # its NoOp commits the old leader's entries first
+    assert early and set(early) == {41}  # NOT_CONTROLLER until then
     assert "in-flight" in new.controller.image.topics
     (again,) = cluster.create(NewTopic("in-flight", 1, 1))
     assert again.error_code == 36  # TOPIC_ALREADY_EXISTS
+
+
+def _try_create(cluster: Cluster, voter: Voter) -> list[int]:
+    result = voter.controller.create_topics([NewTopic("in-flight", 1, 1)], cluster.now_ms)
+    cluster.append(voter, result)
+    return [o.error_code for o in result.response]
 
 
 def test_records_lost_with_the_leader_can_be_sent_again() -> None:
