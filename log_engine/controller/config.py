@@ -53,6 +53,26 @@ class ControllerConfig(BaseModel):
         description="Cluster default: elect a replica outside the ISR when none is left "
         "(may lose acknowledged records).",
     )
+    auto_leader_rebalance_enable: bool = Field(
+        True,
+        alias="auto.leader.rebalance.enable",
+        description="Move leadership back to each partition's preferred replica (its first) "
+        "when that replica is in the ISR and a broker leads too few of its preferred partitions.",
+    )
+    leader_imbalance_check_interval_ms: int = Field(
+        300_000,
+        gt=0,
+        description="How often the preferred leaders are checked (Kafka's "
+        "leader.imbalance.check.interval.seconds, 300, in milliseconds).",
+    )
+    leader_imbalance_per_broker_percentage: int = Field(
+        10,
+        alias="leader.imbalance.per.broker.percentage",
+        ge=0,
+        le=100,
+        description="A broker's share of preferred partitions it does not lead above which "
+        "they are moved back to it.",
+    )
     producer_id_block_size: int = Field(
         1000, gt=0, description="Producer ids per AllocateProducerIds block (Kafka's 1000)."
     )

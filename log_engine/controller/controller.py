@@ -43,7 +43,7 @@ from typing import TypeVar
 
 from log_engine.controller.alter_partition import validate_isr_change
 from log_engine.controller.config import ControllerConfig
-from log_engine.controller.elections import elect_leaderless, remove_broker
+from log_engine.controller.elections import elect_leaderless, elect_preferred, remove_broker
 from log_engine.controller.results import (
     AlterPartitionReply,
     BrokerHeartbeat,
@@ -105,6 +105,7 @@ class QuorumController:
         self._ready = False
         self._noop_sent = False
         self._contact_ms: dict[int, int] = {}
+        self._rebalance_at_ms: int | None = None  # the next preferred-leader check
         self._last_broker_epoch = 0
         self._registration_offset: dict[int, int] = {}
         self._shutdown_offset: dict[int, int] = {}
@@ -192,6 +193,7 @@ class QuorumController:
         self._pending.clear()
         self._image = self._committed
         self._contact_ms.clear()
+        self._rebalance_at_ms = None
 
     def _learn_offsets_from_image(self, image: MetadataImage) -> None:
         """Registrations inside a snapshot: their offsets are at most its last one."""
@@ -238,7 +240,8 @@ class QuorumController:
     # ---- periodic work ---------------------------------------------------------------------------
 
     def tick(self, now_ms: int) -> ControllerResult[None]:
-        """The activation NoOp, then fencing of brokers whose session expired."""
+        """The activation NoOp; then fencing of brokers whose session expired, and every
+        ``leader_imbalance_check_interval_ms`` the preferred-leader elections."""
         if self._epoch is None:
             return ControllerResult((), None)
         if not self._ready:
@@ -255,6 +258,14 @@ class QuorumController:
                 fenced = self._fence(image, broker_id)
                 image = image.apply_all(fenced)
                 records.extend(fenced)
+        if self.config.auto_leader_rebalance_enable:
+            interval_ms = self.config.leader_imbalance_check_interval_ms
+            if self._rebalance_at_ms is None:
+                self._rebalance_at_ms = now_ms + interval_ms
+            elif now_ms >= self._rebalance_at_ms:
+                self._rebalance_at_ms = now_ms + interval_ms
+                percentage = self.config.leader_imbalance_per_broker_percentage
+                records.extend(elect_preferred(image, percentage))
         return self._emit(records, None)
 
     def next_deadline_ms(self, now_ms: int) -> int | None:
@@ -268,6 +279,8 @@ class QuorumController:
             for b, reg in self._image.registrations.items()
             if not reg.fenced
         ]
+        if self.config.auto_leader_rebalance_enable:
+            deadlines.append(now_ms if self._rebalance_at_ms is None else self._rebalance_at_ms)
         return min(deadlines, default=None)
 
     # ---- brokers ---------------------------------------------------------------------------------

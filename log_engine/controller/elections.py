@@ -107,3 +107,32 @@ def elect_leaderless(
         if record is not None:
             records.append(record)
     return records
+
+
+def elect_preferred(image: MetadataImage, imbalance_percentage: int) -> list[PartitionChangeRecord]:
+    """Give leadership back to preferred replicas (Kafka's auto leader rebalance).
+
+    For each broker, among the partitions it is the preferred (first) replica of:
+    if the share it does not lead is above ``imbalance_percentage``, each of those
+    whose ISR holds it moves its leadership to it (it must be acceptable).
+    """
+    acceptable = acceptable_in(image)
+    preferred: dict[int, list[PartitionState]] = {}
+    for state in image.partitions():
+        if state.replicas:
+            preferred.setdefault(state.replicas[0], []).append(state)
+    records: list[PartitionChangeRecord] = []
+    for broker_id, states in sorted(preferred.items()):
+        not_led = [s for s in states if s.leader != broker_id]
+        if not not_led or len(not_led) * 100 <= imbalance_percentage * len(states):
+            continue
+        if not acceptable(broker_id):
+            continue
+        for state in not_led:
+            if broker_id in state.isr:
+                records.append(
+                    PartitionChangeRecord(
+                        uuid.UUID(bytes=state.topic_id), state.partition, leader=broker_id
+                    )
+                )
+    return records

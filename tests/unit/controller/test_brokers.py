@@ -192,10 +192,52 @@ def test_losing_leadership_drops_pending_records() -> None:
     assert result.records  # what the caller failed to append is simply lost
 
 
-def test_next_deadline_is_the_earliest_session_end() -> None:
-    h = Harness()
+def test_next_deadline_is_the_earliest_session_end_or_leader_check() -> None:
+    h = Harness(auto_leader_rebalance_enable=False)
     h.start_brokers(1)
     assert h.controller.next_deadline_ms(h.now_ms) == h.now_ms + SESSION_MS + 1
+    h = Harness(leader_imbalance_check_interval_ms=500)
+    h.start_brokers(1)
+    assert h.controller.next_deadline_ms(h.now_ms) == h.now_ms  # to arm the check
+    h.advance(0)
+    assert h.controller.next_deadline_ms(h.now_ms) == h.now_ms + 500
+
+
+def test_preferred_leaders_come_back_at_the_next_check() -> None:
+    h = Harness(leader_imbalance_check_interval_ms=60_000, broker_session_timeout_ms=10**6)
+    h.start_brokers(1, 2, 3)
+    h.create("t", -1, -1, assignments={0: (1, 2, 3), 1: (1, 3, 2), 2: (2, 3, 1)})
+    h.advance(0)  # arms the check
+    h.heartbeat(1, want_fence=True)
+    assert (h.state("t", 0).leader, h.state("t", 1).leader) == (2, 3)
+    h.heartbeat(1)
+    assert h.state("t", 0).isr == (2, 3)  # not back in the ISR yet: stays
+    for p, isr in ((0, (2, 3, 1)), (1, (3, 2, 1))):
+        state = h.state("t", p)
+        leader_epoch = h.image.registrations[state.leader].broker_epoch
+        h.commit(h.controller.alter_isr(state.leader, leader_epoch, state, isr))
+    for b in (1, 2, 3):
+        h.heartbeat(b)
+    h.advance(30_000)
+    assert h.state("t", 0).leader == 2  # before the check
+    for b in (1, 2, 3):
+        h.heartbeat(b)
+    h.advance(30_000)
+    assert (h.state("t", 0).leader, h.state("t", 1).leader, h.state("t", 2).leader) == (1, 1, 2)
+    assert h.state("t", 0).leader_epoch == 2
+
+
+def test_no_preferred_leader_moves_when_disabled() -> None:
+    h = Harness(auto_leader_rebalance_enable=False, leader_imbalance_check_interval_ms=1)
+    h.start_brokers(1, 2)
+    h.create("t", -1, -1, assignments={0: (1, 2)})
+    h.heartbeat(1, want_fence=True)
+    h.heartbeat(1)
+    state = h.state("t")
+    h.commit(h.controller.alter_isr(2, h.image.registrations[2].broker_epoch, state, (2, 1)))
+    h.advance(10)
+    h.advance(10)
+    assert h.state("t").leader == 2
 
 
 def _hb(h: Harness, broker_id: int, **kw: bool) -> BrokerHeartbeat:
