@@ -14,7 +14,6 @@ Also here: the transform/predicate sub-configs (``transforms.<alias>.*``) and
 from __future__ import annotations
 
 import re
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -24,24 +23,22 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     Field,
-    SecretStr,
     ValidationError,
     model_validator,
 )
 from pydantic_core import PydanticCustomError
 
 from connectors.api import ConfigError, PluginConfig, key_info
+from connectors.api.config import (
+    HIDDEN,
+    error_problem,
+    is_secret_annotation,
+    is_secret_key,
+)
 
 if TYPE_CHECKING:
     from connect_worker.plugins import PluginRegistry
 
-HIDDEN = "[hidden]"
-#: Keys whose values are secrets whatever the plugin declares.
-SECRET_KEY = re.compile(
-    r"password|passwd|secret|credential|jaas\.config|api[._-]?key|private[._-]?key"
-    r"|(^|[._-])token($|[._-])",
-    re.IGNORECASE,
-)
 _WHOLE_REFERENCE = re.compile(r"\$\{[^}]*\}")
 #: Longest connector name: tasks put the name into client ids, which Kafka limits to 255.
 MAX_NAME_CHARS = 249
@@ -105,12 +102,12 @@ def field_errors(exc: ValidationError, model: type[BaseModel]) -> dict[str, list
     else under ``""``.
     """
     aliases = {name: info.alias or name for name, info in model.model_fields.items()}
+    secrets = secret_keys(model)
     errors: dict[str, list[str]] = {}
     for error in exc.errors():
         loc = [str(p) for p in error["loc"]]
-        message = str(error["msg"]).removeprefix("Value error, ")
-        if error["type"] == "missing":
-            message = "is required and has no default"
+        key = aliases.get(loc[0], loc[0]) if loc else ""
+        message = error_problem(error, secret=key in secrets or is_secret_key(key))
         if loc:
             keys = [".".join([aliases.get(loc[0], loc[0]), *loc[1:]])]
         elif error["type"] == "config_keys":
@@ -366,22 +363,8 @@ def secret_keys(model: type[BaseModel]) -> set[str]:
     return {
         info.alias or name
         for name, info in model.model_fields.items()
-        if _is_secret(info.annotation)
+        if is_secret_annotation(info.annotation)
     }
-
-
-def _is_secret(annotation: Any) -> bool:
-    if annotation is SecretStr:
-        return True
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType, typing.Annotated):
-        return any(_is_secret(arg) for arg in typing.get_args(annotation))
-    return False
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether ``key``'s name says it holds a secret (password, secret, token...)."""
-    return SECRET_KEY.search(key) is not None
 
 
 def mask_secrets(props: Mapping[str, str], registry: PluginRegistry | None) -> dict[str, str]:

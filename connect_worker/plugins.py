@@ -150,9 +150,23 @@ class PluginDescriptor:
     aliases: tuple[str, ...]
     cls: builtins.type
 
-    def to_json(self) -> dict[str, str]:
-        """Kafka Connect's ``{"class", "type", "version"}`` item."""
-        return {"class": self.class_name, "type": self.type, "version": self.version}
+    @property
+    def kafka_class(self) -> str:
+        """The class name a Kafka Connect user writes: the first qualified alias
+        (``org.apache.kafka.connect.file.FileStreamSourceConnector``), else the Python path."""
+        return next((a for a in self.aliases if "." in a and a != self.class_name), self.class_name)
+
+    def to_json(self) -> dict[str, Any]:
+        """Kafka Connect's ``{"class", "type", "version"}`` item, ``class`` being
+        :attr:`kafka_class`; Sluice adds ``python_class`` (the dotted Python path)
+        and ``aliases`` (the other names the plugin answers to)."""
+        return {
+            "class": self.kafka_class,
+            "type": self.type,
+            "version": self.version,
+            "python_class": self.class_name,
+            "aliases": [a for a in self.aliases if a != self.kafka_class],
+        }
 
 
 def class_path(cls: type) -> str:

@@ -16,6 +16,8 @@ file name without ``.properties`` unless the file sets ``name``.
   read), and a file whose ``name`` is not a valid connector name
   (:func:`~connect_worker.connector_config.connector_name_problem`); a file
   whose own name is not a valid connector name is only logged.
+- :meth:`PipelineWatcher.pipeline_file` says which file defines a connector;
+  the REST API refuses to change or delete such a connector (409: edit the file).
 
 Only direct children named ``*.properties`` count; hidden files and editors'
 temporaries (``.#x``, ``x~``, ``*.swp``, ``*.tmp``) never match. Events only
@@ -165,6 +167,8 @@ class PipelineWatcher:
         self.debounce_s = debounce_s
         self.max_file_bytes = max_file_bytes
         self._owners: dict[Path, str] = {}  # file -> the connector it made
+        self._defined: dict[str, PipelineFile] = {}  # connector -> the file that defines it
+        self._defined_lock = threading.Lock()  # _defined is read by REST threads
         self._applied: dict[Path, tuple[str, object]] = {}  # file -> what was applied
         self._dirty: dict[Path, tuple[float, float]] = {}  # file -> (first, last) event time
         self._cond = threading.Condition()
@@ -199,6 +203,22 @@ class PipelineWatcher:
         if self._thread is not None:
             self._thread.join(10)
             self._thread = None
+
+    def pipeline_file(self, name: str) -> PipelineFile | None:
+        """The file defining connector ``name`` (as last applied), or None (thread-safe)."""
+        with self._defined_lock:
+            return self._defined.get(name)
+
+    def _define(self, pipeline: PipelineFile) -> None:
+        with self._defined_lock:
+            self._defined = {
+                name: known for name, known in self._defined.items() if known.path != pipeline.path
+            }
+            self._defined[pipeline.name] = pipeline
+
+    def _undefine(self, path: Path) -> None:
+        with self._defined_lock:
+            self._defined = {n: known for n, known in self._defined.items() if known.path != path}
 
     def mark(self, raw_path: str) -> None:
         """Note that ``raw_path`` changed (called from watchdog's thread)."""
@@ -280,10 +300,12 @@ class PipelineWatcher:
             return
         self._owners[path] = pipeline.name
         self._applied[path] = fingerprint
+        self._define(pipeline)
 
     def _forget(self, path: Path) -> None:
         name = self._owners.pop(path, None)
         self._applied.pop(path, None)
+        self._undefine(path)
         if name is not None and name not in self._owners.values():
             self._delete(name, path)
 

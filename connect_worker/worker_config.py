@@ -76,6 +76,13 @@ class WorkerConfig(PluginConfig):
         alias="offset.storage.file.filename",
         description="File where a standalone worker stores source connectors' offsets.",
     )
+    status_storage_file_filename: Path | None = Field(
+        None,
+        alias="status.storage.file.filename",
+        description="File where a standalone worker keeps each connector's active topics "
+        "(GET /connectors/{name}/topics), so they survive a restart. Unset: connect.status "
+        "next to offset.storage.file.filename.",
+    )
     offset_flush_interval_ms: int = Field(
         10000,
         alias="offset.flush.interval.ms",
@@ -198,6 +205,13 @@ class WorkerConfig(PluginConfig):
         parts = urlsplit(self.listeners[0])
         assert parts.hostname is not None and parts.port is not None
         return parts.scheme, parts.hostname, parts.port
+
+    @property
+    def status_file(self) -> Path:
+        """``status.storage.file.filename``, else ``connect.status`` beside the offsets file."""
+        if self.status_storage_file_filename is not None:
+            return self.status_storage_file_filename
+        return self.offset_storage_file_filename.parent / "connect.status"
 
     @property
     def plugin_paths(self) -> list[Path]:

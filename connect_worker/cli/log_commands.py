@@ -29,28 +29,58 @@ def add_commands(commands: Any) -> None:
     _add_topics(commands)
     produce = commands.add_parser("produce", help="produce lines from stdin to a topic")
     _bootstrap(produce)
-    produce.add_argument("topic")
+    produce.add_argument("topic", help="the topic to write to")
     produce.add_argument("--key-separator", help="split each line into key SEP value")
-    produce.add_argument("--header", action="append", default=[], metavar="KEY=VALUE")
-    produce.add_argument("--partition", type=int, default=None)
-    produce.add_argument("--acks", default="all", choices=["0", "1", "all"])
+    produce.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="add this header to every record (repeatable)",
+    )
+    produce.add_argument(
+        "--partition",
+        type=int,
+        default=None,
+        help="write every record to this partition (default: by key, else spread)",
+    )
+    produce.add_argument(
+        "--acks",
+        default="all",
+        choices=["0", "1", "all"],
+        help="the producer's acks setting (default: all)",
+    )
     produce.set_defaults(run=run_produce)
 
     consume = commands.add_parser("consume", help="print a topic's records")
     _bootstrap(consume)
-    consume.add_argument("topic")
-    consume.add_argument("--from-beginning", action="store_true")
+    consume.add_argument("topic", help="the topic to read")
+    consume.add_argument(
+        "--from-beginning",
+        action="store_true",
+        help="start at the earliest offset (with --group: when it has none committed)",
+    )
     consume.add_argument("--group", help="consume as (and commit for) this group")
-    consume.add_argument("--max-messages", type=int, default=None)
+    consume.add_argument(
+        "--max-messages", type=int, default=None, help="exit after printing this many records"
+    )
     consume.add_argument("--timeout-ms", type=int, default=None, help="exit after idling this long")
-    consume.add_argument("--print-key", action="store_true")
-    consume.add_argument("--print-offset", action="store_true")
+    consume.add_argument("--print-key", action="store_true", help="print KEY<tab>VALUE")
+    consume.add_argument(
+        "--print-offset", action="store_true", help="print each record's partition and offset first"
+    )
     consume.set_defaults(run=run_consume)
     _add_groups(commands)
 
 
 def _bootstrap(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("-b", "--bootstrap-server", default=DEFAULT_BOOTSTRAP, metavar="HOST:PORT")
+    parser.add_argument(
+        "-b",
+        "--bootstrap-server",
+        default=DEFAULT_BOOTSTRAP,
+        metavar="HOST:PORT",
+        help=f"a broker of the cluster (default: {DEFAULT_BOOTSTRAP})",
+    )
 
 
 def _add_topics(commands: Any) -> None:
@@ -59,20 +89,30 @@ def _add_topics(commands: Any) -> None:
     listing = actions.add_parser("list", help="topic names")
     listing.set_defaults(run=run_topics_list)
     create = actions.add_parser("create", help="create a topic")
-    create.add_argument("name")
-    create.add_argument("--partitions", type=int, default=1)
-    create.add_argument("--replication-factor", type=int, default=1)
-    create.add_argument("--config", action="append", default=[], metavar="KEY=VALUE")
+    create.add_argument("name", help="the topic's name")
+    create.add_argument("--partitions", type=int, default=1, help="partition count (default: 1)")
+    create.add_argument(
+        "--replication-factor", type=int, default=1, help="copies of each partition (default: 1)"
+    )
+    create.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a topic config, such as cleanup.policy=compact (repeatable)",
+    )
     create.set_defaults(run=run_topics_create)
     describe = actions.add_parser("describe", help="partitions, leaders and configs")
-    describe.add_argument("names", nargs="*")
+    describe.add_argument("names", nargs="*", help="topics to describe (default: all)")
     describe.set_defaults(run=run_topics_describe)
     alter = actions.add_parser("alter", help="add partitions to a topic")
-    alter.add_argument("name")
-    alter.add_argument("--partitions", type=int, required=True)
+    alter.add_argument("name", help="the topic's name")
+    alter.add_argument(
+        "--partitions", type=int, required=True, help="the new partition count (only grows)"
+    )
     alter.set_defaults(run=run_topics_alter)
     delete = actions.add_parser("delete", help="delete topics")
-    delete.add_argument("names", nargs="+")
+    delete.add_argument("names", nargs="+", help="topics to delete")
     delete.set_defaults(run=run_topics_delete)
     for parser in (listing, create, describe, alter, delete):
         _bootstrap(parser)
@@ -84,15 +124,15 @@ def _add_groups(commands: Any) -> None:
     listing = actions.add_parser("list", help="group ids")
     listing.set_defaults(run=run_groups_list)
     describe = actions.add_parser("describe", help="members, offsets and lag per partition")
-    describe.add_argument("group")
+    describe.add_argument("group", help="the group id")
     describe.set_defaults(run=run_groups_describe)
     reset = actions.add_parser("reset-offsets", help="move a group's committed offsets")
-    reset.add_argument("group")
-    reset.add_argument("--topic", required=True)
+    reset.add_argument("group", help="the group id")
+    reset.add_argument("--topic", required=True, help="reset this topic's partitions")
     where = reset.add_mutually_exclusive_group(required=True)
-    where.add_argument("--to-earliest", action="store_true")
-    where.add_argument("--to-latest", action="store_true")
-    where.add_argument("--to-offset", type=int)
+    where.add_argument("--to-earliest", action="store_true", help="to each log start offset")
+    where.add_argument("--to-latest", action="store_true", help="to each log end offset")
+    where.add_argument("--to-offset", type=int, help="to this offset in every partition")
     reset.add_argument("--execute", action="store_true", help="apply (default: dry run)")
     reset.set_defaults(run=run_groups_reset)
     for parser in (listing, describe, reset):

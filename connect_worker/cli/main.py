@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import logging
 import sys
 from collections.abc import Sequence
@@ -50,9 +51,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def package_version() -> str:
+    """The installed ``sluice`` package's version (``unknown`` when run from a bare tree)."""
+    try:
+        return importlib.metadata.version("sluice")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
+
+
+DESCRIPTION = (
+    "Sluice: a Kafka-protocol broker and a Kafka Connect-style worker. "
+    "Run 'sluice COMMAND --help' for a command's options."
+)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sluice", description=__doc__.splitlines()[0])
-    parser.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    parser = argparse.ArgumentParser(prog="sluice", description=DESCRIPTION)
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"sluice {package_version()}",
+        help="print the version of Sluice and exit",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="info",
+        choices=["debug", "info", "warning"],
+        help="the lowest level of log message printed on standard error (default: info)",
+    )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     broker = commands.add_parser("broker", help="run a Kafka-protocol broker")
@@ -86,7 +112,19 @@ def _parser() -> argparse.ArgumentParser:
     test.set_defaults(run=_run_test)
     log_commands.add_commands(commands)
     rest_client_commands.add_commands(commands)
+    _describe_commands(parser)
     return parser
+
+
+def _describe_commands(parser: argparse.ArgumentParser) -> None:
+    """Give each sub-command's own ``--help`` the line its parent lists it with."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if sub.description is None:
+                    sub.description = helps.get(name)
+                _describe_commands(sub)
 
 
 def _run_standalone(args: argparse.Namespace) -> int:

@@ -111,13 +111,15 @@ def _add_connectors(
         ("stop", "stop a connector (frees its tasks)", _stop),
     ):
         parser = actions.add_parser(action, parents=[common], help=help_text)
-        parser.add_argument("name")
+        parser.add_argument("name", help="the connector's name")
         parser.set_defaults(run=_client(run))
     create = actions.add_parser("create", parents=[common], help="create from a .properties file")
-    create.add_argument("file", type=Path)
+    create.add_argument(
+        "file", type=Path, help="connector .properties (name: its 'name' key, else the file's)"
+    )
     create.set_defaults(run=_client(_create))
     restart = actions.add_parser("restart", parents=[common], help="restart a connector")
-    restart.add_argument("name")
+    restart.add_argument("name", help="the connector's name")
     restart.add_argument("--include-tasks", action="store_true", help="restart its tasks too")
     restart.add_argument("--only-failed", action="store_true", help="only what has FAILED")
     restart.set_defaults(run=_client(_restart))
@@ -185,10 +187,22 @@ def _print_status(body: dict[str, Any]) -> None:
         f"connector {body.get('name')} ({body.get('type')}): {connector.get('state')}"
         f" on {connector.get('worker_id')}"
     )
+    _print_details(body.get("details"))
     _print_trace(connector.get("trace"))
     for task in body.get("tasks", []):
         print(f"  task {task.get('id')}: {task.get('state')} on {task.get('worker_id')}")
+        _print_details(task.get("details"))
         _print_trace(task.get("trace"))
+
+
+def _print_details(details: dict[str, Any] | None) -> None:
+    """The progress a connector or task reports, as ``key=value`` pairs on one line."""
+    if details:
+        pairs = (
+            f"{key}={value if isinstance(value, str) else json.dumps(value)}"
+            for key, value in details.items()
+        )
+        print(f"      {' '.join(pairs)}")
 
 
 def _print_trace(trace: str | None) -> None:

@@ -47,7 +47,12 @@ from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import PropertiesError, load_properties
 from connect_worker.rest import create_app
-from connect_worker.watch import PipelineWatcher, apply_pipeline_file, read_pipeline_file
+from connect_worker.watch import (
+    PipelineFile,
+    PipelineWatcher,
+    apply_pipeline_file,
+    read_pipeline_file,
+)
 from connect_worker.worker_config import WorkerConfig
 from log_engine.client import SyncAdmin
 
@@ -179,18 +184,27 @@ def _start_all(
     except Exception as exc:
         raise StartupError(f"the worker could not start: {exc}") from exc
     running.callback(_quietly, herder.stop, "herder")
+    named_files: dict[str, PipelineFile] = {}  # command-line files: applied again at each start
     for path in connector_files:
-        apply_pipeline_file(herder, read_pipeline_file(Path(path)))
+        pipeline = read_pipeline_file(Path(path))
+        apply_pipeline_file(herder, pipeline)
+        named_files[pipeline.name] = pipeline
+    watcher = PipelineWatcher(config.pipelines_dir, herder)
+
+    def pipeline_file(name: str) -> PipelineFile | None:
+        """The file defining connector ``name``; REST refuses to change it (409)."""
+        return named_files.get(name) or watcher.pipeline_file(name)
+
     rest = RestServer(create_app(
             herder,
             registry,
             kafka_cluster_id=cluster_id,
             request_max_bytes=config.rest_request_max_bytes,
+            pipeline_files=pipeline_file,
         ), sock)
     rest.start()
     running.callback(_quietly, rest.stop, "rest")
     log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)
-    watcher = PipelineWatcher(config.pipelines_dir, herder)
     watcher.start()
     running.callback(_quietly, watcher.stop, "watcher")
     return rest

@@ -39,7 +39,6 @@ class ConnectorRecord:
     type: ConnectorType = ConnectorType.UNKNOWN
     task_configs: list[dict[str, str]] = field(default_factory=list)
     problems: list[str] | None = None  # a placeholder for a config that cannot be used
-    topics: set[str] = field(default_factory=set)
 
 
 class ConnectorLauncher:

@@ -64,7 +64,7 @@ from connect_worker.storage.configs import (
     StoredConnector,
 )
 from connect_worker.storage.offsets import FileOffsetStore, OffsetStore
-from connect_worker.storage.status import MemoryStatusStore, StateRecord, StatusStore
+from connect_worker.storage.status import FileStatusStore, StateRecord, StatusStore
 from connect_worker.validation import validate_connector_config
 from connect_worker.worker_config import WorkerConfig
 
@@ -85,7 +85,7 @@ class StandaloneHerder(Herder):
     """One worker's control plane (see the module doc).
 
     ``offsets``, ``configs`` and ``status`` default to the file stores named
-    by the worker config and a memory status store; tests may pass others.
+    by the worker config; tests may pass others.
     """
 
     def __init__(
@@ -104,7 +104,7 @@ class StandaloneHerder(Herder):
         self._providers = providers_from_worker_config(worker_config.props, registry)
         self._offsets = offsets or FileOffsetStore(worker_config.offset_storage_file_filename)
         self._configs = configs or FileConfigStore(worker_config.connector_configs_file)
-        self._status = status or MemoryStatusStore()
+        self._status = status or FileStatusStore(worker_config.status_file)
         settings = RuntimeSettings.from_worker_config(worker_config, bootstrap=bootstrap)
         self._worker = Worker(self._worker_id, registry, settings, self._offsets, self)
         self._offset_admin = ConnectorOffsets(self._offsets, self._worker.topics.admin)
@@ -120,6 +120,7 @@ class StandaloneHerder(Herder):
 
     def start(self) -> None:
         """Load the connectors persisted by an earlier run and start them."""
+        self._status.load()
         for stored in self._configs.load():
             self._call(functools.partial(self._restore, stored))
 
@@ -188,12 +189,14 @@ class StandaloneHerder(Herder):
 
     def connector_topics(self, name: str) -> list[str]:
         with self._lock:
-            return sorted(self._get(name).topics)
+            self._get(name)
+        return sorted(self._status.topics(name))
 
     def reset_connector_topics(self, name: str) -> None:
         """Forget the topics recorded for ``name`` (``PUT /connectors/{c}/topics/reset``)."""
         with self._lock:
-            self._get(name).topics.clear()
+            self._get(name)
+        self._status.reset_topics(name)
 
     def connector_offsets(self, name: str) -> list[dict[str, Any]]:
         with self._lock:
@@ -274,9 +277,9 @@ class StandaloneHerder(Herder):
 
     def on_topic_used(self, connector: str, topic: str) -> None:
         with self._lock:
-            c = self._connectors.get(connector)
-            if c is not None:
-                c.topics.add(topic)
+            known = connector in self._connectors
+        if known:
+            self._status.put_topic(connector, topic)
 
     # -- control-thread operations -------------------------------------------------------
 
@@ -333,6 +336,7 @@ class StandaloneHerder(Herder):
             self._connectors.pop(name, None)
         self._configs.remove(name)
         self._status.remove_connector(name)
+        self._status.reset_topics(name)  # a deleted connector's topics go with it (KIP-558)
 
     def _set_target(self, name: str, state: TargetState) -> None:
         with self._lock:

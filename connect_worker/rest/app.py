@@ -4,7 +4,10 @@
 standalone`` serves it with uvicorn on ``listeners``. Resource groups live in
 their own modules (:mod:`.connectors`, :mod:`.lifecycle`, :mod:`.offsets`,
 :mod:`.plugins`, :mod:`.admin`); every error is mapped in :mod:`.errors`.
-OpenAPI documentation is served at ``/docs`` (schema at ``/openapi.json``).
+OpenAPI documentation is served at ``/docs`` (Swagger UI) and ``/redoc``
+(schema at ``/openapi.json``); their scripts and styles come from the worker
+itself (``/static-offline-docs/``, shipped by the ``fastapi-offline`` package),
+so the pages work without internet access.
 """
 
 from __future__ import annotations
@@ -18,12 +21,14 @@ from typing import Any
 import anyio
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.rest import admin, connectors, lifecycle, offsets, plugins
 from connect_worker.rest.body_limit import DEFAULT_MAX_BYTES, BodyLimit
 from connect_worker.rest.errors import install_error_handlers
+from connect_worker.rest.file_managed import PipelineFileLookup, no_pipeline_files
 
 HEALTH_TIMEOUT_S = 10.0
 
@@ -36,19 +41,25 @@ def create_app(
     *,
     kafka_cluster_id: str | None = None,
     request_max_bytes: int = DEFAULT_MAX_BYTES,
+    pipeline_files: PipelineFileLookup = no_pipeline_files,
 ) -> FastAPI:
     """The REST application over ``herder``; ``kafka_cluster_id`` is shown by ``GET /``.
 
     Request bodies over ``request_max_bytes`` are refused with 413 (:mod:`.body_limit`).
+    ``pipeline_files`` says which connectors pipeline files define; REST does not
+    change those (:mod:`.file_managed`).
     """
-    app = FastAPI(
+    app = FastAPIOffline(  # /docs and /redoc with their assets served locally
         title="Sluice worker REST API",
         version=sluice_version(),
         description="Kafka Connect's REST API, served by a Sluice worker.",
+        # no badge from swagger.io's online validator: nothing on /docs leaves the worker
+        swagger_ui_parameters={"validatorUrl": None},
     )
     app.state.herder = herder
     app.state.registry = registry
     app.state.kafka_cluster_id = kafka_cluster_id
+    app.state.pipeline_files = pipeline_files
     install_error_handlers(app)
     for router in (root, connectors.router, lifecycle.router, offsets.router, plugins.router):
         app.include_router(router)

@@ -1,7 +1,8 @@
 """``/connectors``: list, create, read, configure and delete connectors.
 
 Thin calls into the herder; the herder's errors become HTTP answers in
-:mod:`connect_worker.rest.errors`.
+:mod:`connect_worker.rest.errors`. A connector that a pipeline file defines is
+not created, changed or deleted here (409 naming the file: :mod:`.file_managed`).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import JSONResponse
 
 from connect_worker.herder.api import NotFoundError
-from connect_worker.rest.deps import HerderDep
+from connect_worker.rest.deps import HerderDep, PipelineFilesDep
 from connect_worker.rest.errors import RestError
+from connect_worker.rest.file_managed import FileManagedError, refuse_file_managed
 from connect_worker.rest.models import (
     ConfigMap,
     ConfigPatch,
@@ -61,10 +63,13 @@ def _expansions(herder: HerderDep, name: str, expand: list[str]) -> dict[str, An
 
 @router.post("", status_code=201, summary="Create a connector")
 @router.post("/", status_code=201, include_in_schema=False)
-def create_connector(herder: HerderDep, request: CreateConnectorRequest) -> JSONResponse:
+def create_connector(
+    herder: HerderDep, files: PipelineFilesDep, request: CreateConnectorRequest
+) -> JSONResponse:
     name = (request.name or "").strip()
     if not name:
         raise RestError(400, 'Connector name is required: set "name" in the request body')
+    refuse_file_managed(files, name, "create")
     config = _named(name, dict(request.config))
     info, _ = herder.put_connector_config(
         name,
@@ -92,12 +97,17 @@ def get_connector_config(herder: HerderDep, connector: str) -> dict[str, str]:
 )
 def put_connector_config(
     herder: HerderDep,
+    files: PipelineFilesDep,
     connector: str,
     config: ConfigMap = Body(),  # noqa: B008
 ) -> JSONResponse:
-    info, created = herder.put_connector_config(
-        connector, _named(connector, dict(config)), allow_replace=True
-    )
+    wanted = _named(connector, dict(config))
+    pipeline = files(connector)
+    if pipeline is not None:
+        if wanted != pipeline.config:
+            raise FileManagedError(pipeline, "change the config of")
+        return JSONResponse(connector_info_json(herder.connector_info(connector)))
+    info, created = herder.put_connector_config(connector, wanted, allow_replace=True)
     if created:
         return _created(connector, connector_info_json(info))
     return JSONResponse(connector_info_json(info))
@@ -106,16 +116,23 @@ def put_connector_config(
 @router.patch("/{connector}/config", summary="Merge into a connector's config (null removes)")
 def patch_connector_config(
     herder: HerderDep,
+    files: PipelineFilesDep,
     connector: str,
     patch: ConfigPatch = Body(),  # noqa: B008
 ) -> dict[str, Any]:
     if patch.get("name") not in (None, connector):
         raise RestError(400, _name_mismatch(str(patch["name"]), connector))
+    pipeline = files(connector)
+    if pipeline is not None:
+        if _patched(pipeline.config, dict(patch)) != pipeline.config:
+            raise FileManagedError(pipeline, "change the config of")
+        return connector_info_json(herder.connector_info(connector))
     return connector_info_json(herder.patch_connector_config(connector, dict(patch)))
 
 
 @router.delete("/{connector}", status_code=204, summary="Delete a connector")
-def delete_connector(herder: HerderDep, connector: str) -> Response:
+def delete_connector(herder: HerderDep, files: PipelineFilesDep, connector: str) -> Response:
+    refuse_file_managed(files, connector, "delete")
     herder.delete_connector(connector)
     return Response(status_code=204)
 
@@ -127,6 +144,16 @@ def _named(name: str, config: dict[str, str]) -> dict[str, str]:
         raise RestError(400, _name_mismatch(given, name))
     config["name"] = name
     return config
+
+
+def _patched(config: dict[str, str], patch: dict[str, str | None]) -> dict[str, str]:
+    merged = dict(config)
+    for key, value in patch.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = value
+    return merged
 
 
 def _name_mismatch(given: str, name: str) -> str:

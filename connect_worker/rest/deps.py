@@ -1,4 +1,5 @@
-"""What handlers get injected: the herder and the plugin registry the app was built with."""
+"""What handlers get injected: the herder, the plugin registry and the pipeline-file
+lookup the app was built with."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from fastapi import Depends, Request
 
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
+from connect_worker.rest.file_managed import PipelineFileLookup
 
 
 def _herder(request: Request) -> Herder:
@@ -20,5 +22,11 @@ def _registry(request: Request) -> PluginRegistry:
     return registry
 
 
+def _pipeline_files(request: Request) -> PipelineFileLookup:
+    lookup: PipelineFileLookup = request.app.state.pipeline_files
+    return lookup
+
+
 HerderDep = Annotated[Herder, Depends(_herder)]
 RegistryDep = Annotated[PluginRegistry, Depends(_registry)]
+PipelineFilesDep = Annotated[PipelineFileLookup, Depends(_pipeline_files)]

@@ -1,7 +1,11 @@
 """``/connector-plugins``: installed plugins, their config definitions, validation.
 
 ``connectorsOnly`` defaults to true as in Kafka Connect; with false, converters,
-transforms and predicates are listed too. Validation answers Kafka Connect's
+transforms and predicates are listed too. Each item's ``class`` is the name a
+Kafka Connect user writes (``org.apache.kafka.connect.file.FileStreamSourceConnector``;
+the Python path for a plugin without one); Sluice adds ``python_class`` and
+``aliases``. The config and validate paths accept any of those names, and a
+Python path from before a module moved. Validation answers Kafka Connect's
 body (``{name, error_count, groups, configs}``), built by the herder from the
 plugin's pydantic config model.
 """
@@ -25,7 +29,7 @@ _LISTED_KINDS = ("source", "sink", "converter", "header_converter", "transformat
 _OTHER_KINDS = _LISTED_KINDS[2:]
 
 
-@router.get("", summary="Installed plugins: {class, type, version}")
+@router.get("", summary="Installed plugins: {class, type, version, python_class, aliases}")
 @router.get("/", include_in_schema=False)
 def list_plugins(
     registry: RegistryDep,

@@ -21,7 +21,13 @@ from connect_worker.storage.offsets import (
     partition_key,
     partition_of,
 )
-from connect_worker.storage.status import MemoryStatusStore, StateRecord, StatusStore
+from connect_worker.storage.status import (
+    FileStatusStore,
+    MemoryStatusStore,
+    StateRecord,
+    StatusStore,
+    StatusStoreError,
+)
 
 __all__ = [
     "ConfigSource",
@@ -29,6 +35,7 @@ __all__ = [
     "ConfigStoreError",
     "FileConfigStore",
     "FileOffsetStore",
+    "FileStatusStore",
     "MemoryConfigStore",
     "MemoryOffsetStore",
     "MemoryStatusStore",
@@ -36,6 +43,7 @@ __all__ = [
     "OffsetStoreError",
     "StateRecord",
     "StatusStore",
+    "StatusStoreError",
     "StoredConnector",
     "partition_key",
     "partition_of",

@@ -27,10 +27,14 @@ the worker validates those.
 
 from __future__ import annotations
 
+import re
+import types
+import typing
 from collections.abc import Mapping
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic_core import ErrorDetails
 
 from connectors.api.errors import ConfigError
 
@@ -68,14 +72,67 @@ class PluginConfig(BaseModel):
 
 def describe_errors(exc: ValidationError, model: type[BaseModel]) -> list[str]:
     """One ``key: problem`` line per validation error, with user-facing key names."""
+    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    fields |= {name: info for name, info in model.model_fields.items()}
     lines = []
     for error in exc.errors():
         loc = [str(p) for p in error["loc"]]
-        if loc and loc[0] in model.model_fields:
-            loc[0] = model.model_fields[loc[0]].alias or loc[0]
+        secret = False
+        if loc and loc[0] in fields:
+            secret = is_secret_annotation(fields[loc[0]].annotation)
+            loc[0] = fields[loc[0]].alias or loc[0]
         where = ".".join(loc) or "config"
-        message = error["msg"]
-        if error["type"] == "missing":
-            message = "is required and has no default"
-        lines.append(f"{where}: {message}")
+        lines.append(f"{where}: {error_problem(error, secret=secret or is_secret_key(where))}")
     return lines
+
+
+#: How a secret's value is shown in messages and configs leaving the worker.
+HIDDEN = "[hidden]"
+#: Keys whose values are secrets whatever the plugin declares.
+SECRET_KEY = re.compile(
+    r"password|passwd|secret|credential|jaas\.config|api[._-]?key|private[._-]?key"
+    r"|(^|[._-])token($|[._-])",
+    re.IGNORECASE,
+)
+#: A bad value quoted in an error message is cut to this many characters.
+SHOWN_VALUE_MAX_CHARS = 80
+
+
+def error_problem(error: ErrorDetails, *, secret: bool = False) -> str:
+    """One pydantic error as the problem of its key: pydantic's words and the value given.
+
+    ``tasks.max=abc`` gives ``Input should be a valid integer, unable to parse
+    string as an integer (got 'abc')``. A ``secret`` key's value shows as
+    ``[hidden]``. Model-level (cross-field) errors have no single value: their
+    message names the keys.
+    """
+    if error["type"] == "missing":
+        return "is required and has no default"
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if not error["loc"] or "input" not in error:
+        return message
+    return f"{message} (got {_shown_value(error['input'], secret)})"
+
+
+def _shown_value(value: Any, secret: bool) -> str:
+    if secret:
+        return HIDDEN
+    shown = repr(value)
+    if len(shown) > SHOWN_VALUE_MAX_CHARS:
+        shown = shown[: SHOWN_VALUE_MAX_CHARS - 3] + "..."
+    return shown
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether ``key``'s name says it holds a secret (password, secret, token...)."""
+    return SECRET_KEY.search(key) is not None
+
+
+def is_secret_annotation(annotation: Any) -> bool:
+    """Whether a field's type is ``SecretStr`` (or optional ``SecretStr``)."""
+    if annotation is SecretStr:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType, typing.Annotated):
+        return any(is_secret_annotation(arg) for arg in typing.get_args(annotation))
+    return False

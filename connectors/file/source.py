@@ -20,6 +20,11 @@ The task follows the file like ``tail -F``:
 
 ``poll()`` returns ``[]`` after about 250 ms without new lines, checking every
 50 ms, so an idle task neither spins nor delays new lines by much.
+
+The task's status ``details``: ``file`` (absolute path), ``position`` (the byte
+offset after the last line handed to the worker: what a restart resumes from
+once it is committed), ``lines_read`` (since the task started) and, while the
+file does not exist, ``"waiting": true``.
 """
 
 from __future__ import annotations
@@ -102,6 +107,8 @@ class FileStreamSourceTask(SourceTask):
         self._has_cr = False  # whether some line of _lines ends with \r (CRLF)
         self._byte_lengths: list[int] = []  # per line of _lines when not ASCII
         self._missing_logged = False
+        self._path = ""
+        self._lines_read = 0  # lines handed to the worker since start()
 
     def start(self, props: Mapping[str, str]) -> None:
         config = FileSourceConfig.from_props(props)
@@ -148,6 +155,14 @@ class FileStreamSourceTask(SourceTask):
         self._stopping.set()
         with self._lock:
             self._close()
+
+    def details(self) -> dict[str, Any]:
+        details: dict[str, Any] = {
+            "file": self._path, "position": self._position, "lines_read": self._lines_read
+        }
+        if self._missing_logged:
+            details["waiting"] = True  # for the file to exist
+        return details
 
     # ---------------------------------------------------------------- reading
 
@@ -225,6 +240,7 @@ class FileStreamSourceTask(SourceTask):
         ]
         self._next = end
         self._position = positions[-1]
+        self._lines_read += len(records)
         if end == len(self._lines):
             self._lines, self._next = [], 0
         return records

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from log_engine.broker.group import Group, GroupState, JoinResult, Member
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from log_engine.broker.producer_state import ProducerStateTable, SequenceCheck
-from log_engine.errors import MalformedRecordError
+from log_engine.errors import (
+    InvalidProducerEpochError,
+    MalformedRecordError,
+    OutOfOrderSequenceNumberError,
+)
 from log_engine.records import (
     BATCH_HEADER_SIZE,
     BatchHeader,
@@ -25,18 +29,6 @@ from log_engine.records.record_check import check_batch_records
 from log_engine.storage.partition_log import PartitionLog
 
 _HEADER_SCAN_BYTES = 1 << 30
-
-
-class OutOfOrderSequence(Exception):
-    """An idempotent batch whose sequence does not follow the last one (error 45)."""
-
-    error_code = 45
-
-
-class FencedProducerEpoch(Exception):
-    """A batch from an older epoch of an idempotent producer (error 47)."""
-
-    error_code = 47
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +65,7 @@ class Partition:
         Raises the storage layer's errors for invalid batches,
         MalformedRecordError for a batch whose records are not well formed (see
         :mod:`log_engine.records.record_check`: the one per-record pass of the
-        produce path) and OutOfOrderSequence / FencedProducerEpoch; appends
+        produce path) and OutOfOrderSequenceNumberError / InvalidProducerEpochError; appends
         nothing on error.
         """
         batches = list(iter_batches(data, verify_crc=False))
@@ -90,12 +82,12 @@ class Partition:
             if verdict is SequenceCheck.DUPLICATE and original is not None:
                 return AppendOutcome(original.first_offset, -1, self.log_start_offset)
             if verdict is SequenceCheck.OUT_OF_ORDER:
-                raise OutOfOrderSequence(
+                raise OutOfOrderSequenceNumberError(
                     f"producer {header.producer_id}: sequence {header.base_sequence} "
                     f"out of order on {self.topic}-{self.index}"
                 )
             if verdict is SequenceCheck.FENCED_EPOCH:
-                raise FencedProducerEpoch(
+                raise InvalidProducerEpochError(
                     f"producer {header.producer_id} epoch {header.producer_epoch} is fenced"
                 )
         info = self.log.append(data, leader_epoch=leader_epoch)

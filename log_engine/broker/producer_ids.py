@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from log_engine.errors import StorageError
+from log_engine.errors import KafkaStorageError
 from log_engine.storage.checkpoints import write_atomically
 
 BLOCK_SIZE = 1000
@@ -26,13 +26,13 @@ class ProducerIdManager:
         self._block_end = start
 
     def next_id(self) -> int:
-        """The next id; raises StorageError (no id handed out) if its block cannot be saved."""
+        """The next id; raises KafkaStorageError (no id handed out) if its block cannot be saved."""
         if self._next >= self._block_end:
             block_end = self._next + BLOCK_SIZE
             try:
                 write_atomically(self._path, f"{block_end}\n")
             except OSError as exc:
-                raise StorageError(f"cannot save the producer id block: {exc}") from exc
+                raise KafkaStorageError(f"cannot save the producer id block: {exc}") from exc
             self._block_end = block_end
         producer_id = self._next
         self._next += 1

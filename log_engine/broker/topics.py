@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 
 from log_engine.broker.partition import Partition
-from log_engine.errors import StorageError
+from log_engine.errors import KafkaStorageError
 from log_engine.storage.config import LogConfig
 from log_engine.storage.log_manager import LogManager
 
@@ -111,7 +111,7 @@ class TopicManager:
                 Partition(spec.name, i, self.logs.get_or_create(spec.name, i))
                 for i in range(spec.num_partitions)
             ]
-        except (StorageError, OSError) as exc:
+        except (KafkaStorageError, OSError) as exc:
             raise TopicError(56, f"cannot create topic {spec.name!r}: {exc}") from exc
         self._partitions[spec.name] = partitions
         return partitions
@@ -141,7 +141,7 @@ class TopicManager:
         self._check_configs(configs)
         try:
             self.logs.set_topic_overrides(topic, configs)
-        except StorageError as exc:
-            raise TopicError(56, str(exc)) from exc
+        except KafkaStorageError as exc:
+            raise TopicError(56, exc.detail) from exc
         for partition in self._partitions.get(topic, []):
             partition.log.update_config(self.logs.topic_config(topic))

@@ -42,8 +42,8 @@ from log_engine.client.offsets import (
     list_offsets,
 )
 from log_engine.client.types import OffsetAndMetadata, TopicPartition
+from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
-from log_engine.protocol.error_codes import ErrorCode
 
 T = TypeVar("T")
 _RESOURCE_TYPES = {"topic": 2, "broker": 4}

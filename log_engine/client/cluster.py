@@ -24,8 +24,8 @@ from log_engine.client import errors
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.types import TopicPartition
+from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
-from log_engine.protocol.error_codes import ErrorCode
 
 NO_TOPIC_ID = uuid.UUID(int=0)
 """Kafka's "no topic id": what a broker below Metadata v10 (or a Sluice broker) gives."""

@@ -32,8 +32,8 @@ from typing import Any
 
 from log_engine.client import errors
 from log_engine.client.config import ClientConfig
+from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey, decode_response, encode_request
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.protocol.versions import CLIENT_VERSIONS
 
 log = logging.getLogger(__name__)

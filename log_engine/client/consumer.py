@@ -43,7 +43,7 @@ from log_engine.client.offsets import (
 )
 from log_engine.client.subscription import SubscriptionState
 from log_engine.client.types import ConsumerRecord, OffsetAndMetadata, TopicPartition
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 

@@ -34,8 +34,8 @@ from log_engine.client.cluster import NO_TOPIC_ID, Cluster
 from log_engine.client.config import ConsumerConfig
 from log_engine.client.subscription import PartitionState, SubscriptionState
 from log_engine.client.types import ConsumerRecord, TopicPartition
+from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.records import BATCH_HEADER_SIZE, decode_batch
 
 log = logging.getLogger(__name__)

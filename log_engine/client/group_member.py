@@ -32,8 +32,8 @@ from log_engine.client import errors
 from log_engine.client.cluster import Cluster
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.coordinator_lookup import find_coordinator
+from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
-from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from log_engine.client import errors
 from log_engine.client.cluster import Cluster
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.types import OffsetAndMetadata, TopicPartition
+from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
-from log_engine.protocol.error_codes import ErrorCode
 
 EARLIEST = -2
 LATEST = -1

@@ -35,7 +35,7 @@ from log_engine.client.producer_batch import RECORD_OVERHEAD_MAX, encoded_size
 from log_engine.client.producer_many import SendManyResult, send_many
 from log_engine.client.sender import Sender
 from log_engine.client.types import Header, RecordMetadata
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 
 @dataclass(frozen=True, slots=True)

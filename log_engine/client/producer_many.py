@@ -28,7 +28,7 @@ from log_engine.client.loop_thread import LoopThread
 from log_engine.client.partitioner import partition_for_key
 from log_engine.client.producer_batch import RECORD_OVERHEAD_MAX, encoded_size
 from log_engine.client.types import Header, RecordMetadata
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 if TYPE_CHECKING:
     from log_engine.client.producer import Producer, _Route

@@ -42,9 +42,8 @@ from log_engine.client.cluster import Cluster
 from log_engine.client.config import ProducerConfig
 from log_engine.client.producer_batch import ProducerBatch
 from log_engine.client.types import TopicPartition
+from log_engine.errors import ErrorCode, RecordListTooLargeError
 from log_engine.protocol import ApiKey
-from log_engine.protocol.error_codes import ErrorCode
-from log_engine.protocol.errors import RecordListTooLargeError
 from log_engine.records.compression import Compression
 
 log = logging.getLogger(__name__)

@@ -20,16 +20,7 @@ Client::
     corr_id, body = decode_response(ApiKey.METADATA, 8, frame)
 """
 
-from log_engine.protocol import errors
-from log_engine.protocol.apis import schema_for
-from log_engine.protocol.codec import (
-    api_versions_fallback_response,
-    decode_request,
-    decode_response,
-    encode_request,
-    encode_response,
-)
-from log_engine.protocol.errors import (
+from log_engine.errors import (
     CorruptResponseError,
     EncodeError,
     InvalidRequestError,
@@ -38,6 +29,14 @@ from log_engine.protocol.errors import (
     UnknownApiKeyError,
     UnsupportedVersionError,
     error_for_code,
+)
+from log_engine.protocol.apis import schema_for
+from log_engine.protocol.codec import (
+    api_versions_fallback_response,
+    decode_request,
+    decode_response,
+    encode_request,
+    encode_response,
 )
 from log_engine.protocol.headers import RequestHeader
 from log_engine.protocol.types import Chunk
@@ -68,6 +67,5 @@ __all__ = [
     "encode_request",
     "encode_response",
     "error_for_code",
-    "errors",
     "schema_for",
 ]

@@ -22,9 +22,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
-from log_engine.protocol.apis import REQUESTS, RESPONSES, schema_for
-from log_engine.protocol.apis.api_versions import API_VERSIONS_RESPONSE
-from log_engine.protocol.errors import (
+from log_engine.errors import (
     CorruptResponseError,
     EncodeError,
     InvalidRequestError,
@@ -32,6 +30,8 @@ from log_engine.protocol.errors import (
     UnknownApiKeyError,
     UnsupportedVersionError,
 )
+from log_engine.protocol.apis import REQUESTS, RESPONSES, schema_for
+from log_engine.protocol.apis.api_versions import API_VERSIONS_RESPONSE
 from log_engine.protocol.headers import (
     REQUEST_HEADER_FIXED_SIZE,
     RequestHeader,

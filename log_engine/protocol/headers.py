@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from log_engine.protocol.errors import ProtocolDecodeError
+from log_engine.errors import ProtocolDecodeError
 from log_engine.protocol.types import EMPTY_TAGGED_FIELDS, Reader, Writer
 
 REQUEST_HEADER_FIXED_SIZE = 8

@@ -35,8 +35,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from log_engine.errors import EncodeError, ProtocolDecodeError
 from log_engine.invariants import check
-from log_engine.protocol.errors import EncodeError, ProtocolDecodeError
 from log_engine.protocol.types import (
     EMPTY_TAGGED_FIELDS,
     ArrayOf,

@@ -32,9 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from log_engine.errors import ProtocolDecodeError
 from log_engine.file_slice import FileSlice
 from log_engine.invariants import InvariantViolation
-from log_engine.protocol.errors import ProtocolDecodeError
 
 Chunk = bytes | memoryview | FileSlice
 """A piece of an encoded frame: bytes-like, or a file range to ``sendfile``."""

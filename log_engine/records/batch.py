@@ -37,7 +37,7 @@ from typing import NamedTuple
 from crc32c import crc32c
 
 from log_engine.errors import (
-    CorruptRecordError,
+    CorruptMessageError,
     CrcMismatchError,
     InvalidMagicError,
     TruncatedBatchError,
@@ -145,7 +145,7 @@ def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
 
     Raises :class:`TruncatedBatchError` when fewer than 61 bytes remain,
     :class:`InvalidMagicError` for a legacy or unknown magic, and
-    :class:`CorruptRecordError` for an impossible batchLength.
+    :class:`CorruptMessageError` for an impossible batchLength.
     """
     if len(buf) - pos < BATCH_HEADER_SIZE:
         raise TruncatedBatchError(
@@ -155,9 +155,9 @@ def read_header(buf: bytes | bytearray | memoryview, pos: int = 0) -> BatchHeade
     if header.magic != MAGIC:
         raise InvalidMagicError(f"record batch magic is {header.magic}, only magic 2 is supported")
     if header.batch_length < _MIN_BATCH_LENGTH:
-        raise CorruptRecordError(f"batchLength {header.batch_length} is below the header size")
+        raise CorruptMessageError(f"batchLength {header.batch_length} is below the header size")
     if header.records_count < 0 or header.last_offset_delta < 0:
-        raise CorruptRecordError(
+        raise CorruptMessageError(
             f"negative record count ({header.records_count}) or offset delta "
             f"({header.last_offset_delta})"
         )
@@ -186,7 +186,7 @@ def iter_batches(
     """Yield ``(position, header)`` for each batch in a concatenation of batches.
 
     Every byte must belong to a complete, valid batch; anything else raises a
-    :class:`CorruptRecordError` subclass (use this on produce requests).
+    :class:`CorruptMessageError` subclass (use this on produce requests).
     """
     pos = 0
     check = validate_batch if verify_crc else _read_complete
@@ -360,7 +360,7 @@ def decode_batch(
     records: list[Record] = []
     cursor = _decode_records(data, header, log_append, records)
     if cursor != len(data):
-        raise CorruptRecordError(
+        raise CorruptMessageError(
             f"batch at offset {header.base_offset}: "
             f"{len(data) - cursor} bytes after the last record"
         )
@@ -384,7 +384,7 @@ def _decode_records(
     (nearly all of them) are decoded inline; longer deltas go through the varint
     readers. Any other record, including
     a malformed one, goes through :func:`_decode_record`, which decodes it in
-    full or raises :class:`CorruptRecordError` exactly as before.
+    full or raises :class:`CorruptMessageError` exactly as before.
     """
     n = len(data)
     base_offset = header.base_offset
@@ -484,7 +484,7 @@ def _decode_record(
     length, pos = _short_varint(data, pos)
     end = pos + length
     if length < 0 or end > len(data):
-        raise CorruptRecordError(f"record length {length} runs past the batch")
+        raise CorruptMessageError(f"record length {length} runs past the batch")
     pos += 1  # attributes
     byte = data[pos]
     if byte < 0x80:
@@ -503,7 +503,7 @@ def _decode_record(
     if count:
         headers, pos = _read_headers(data, pos, end, count)
     if pos != end:
-        raise CorruptRecordError("record length does not match its fields")
+        raise CorruptMessageError("record length does not match its fields")
     timestamp = header.max_timestamp if log_append else header.base_timestamp + ts_delta
     return Record(key, value, headers, timestamp, header.base_offset + offset_delta), pos
 
@@ -521,12 +521,12 @@ def _short_varint(data: bytes, pos: int) -> tuple[int, int]:
 
 def _read_headers(data: bytes, pos: int, end: int, count: int) -> tuple[tuple[Header, ...], int]:
     if count < 0:
-        raise CorruptRecordError(f"negative header count {count}")
+        raise CorruptMessageError(f"negative header count {count}")
     headers: list[Header] = []
     for _ in range(count):
         name, pos = _read_nullable(data, pos, end)
         if name is None:
-            raise CorruptRecordError("record header with a null key")
+            raise CorruptMessageError("record header with a null key")
         hvalue, pos = _read_nullable(data, pos, end)
         headers.append((name.decode("utf-8", errors="replace"), hvalue))
     return tuple(headers), pos
@@ -534,10 +534,10 @@ def _read_headers(data: bytes, pos: int, end: int, count: int) -> tuple[tuple[He
 
 def _read_nullable(data: bytes, pos: int, end: int) -> tuple[bytes | None, int]:
     if pos >= end:
-        raise CorruptRecordError("record field runs past the record")
+        raise CorruptMessageError("record field runs past the record")
     length, pos = _short_varint(data, pos)
     if length < 0:
         return None, pos
     if pos + length > end:
-        raise CorruptRecordError("record field runs past the record")
+        raise CorruptMessageError("record field runs past the record")
     return data[pos : pos + length], pos + length

@@ -28,9 +28,9 @@ from enum import IntEnum
 import cramjam
 
 from log_engine.errors import (
-    CorruptRecordError,
-    RecordTooLargeError,
-    UnsupportedCompressionError,
+    CorruptMessageError,
+    MessageTooLargeError,
+    UnsupportedCompressionTypeError,
 )
 
 _XERIAL_MAGIC = b"\x82SNAPPY\x00"
@@ -55,7 +55,7 @@ class Compression(IntEnum):
         try:
             return cls[name.strip().upper()]
         except KeyError:
-            raise UnsupportedCompressionError(f"unknown compression type {name!r}") from None
+            raise UnsupportedCompressionTypeError(f"unknown compression type {name!r}") from None
 
 
 def compress(codec: Compression, data: bytes) -> bytes:
@@ -71,11 +71,11 @@ def compress(codec: Compression, data: bytes) -> bytes:
         return bytes(cramjam.lz4.compress(data))
     if codec == Compression.ZSTD:
         return bytes(cramjam.zstd.compress(data))
-    raise UnsupportedCompressionError(f"unknown compression codec id {int(codec)}")
+    raise UnsupportedCompressionTypeError(f"unknown compression codec id {int(codec)}")
 
 
 def decompress(codec: int, data: bytes | memoryview) -> bytes:
-    """Decompress a batch's record stream; raise CorruptRecordError on bad input."""
+    """Decompress a batch's record stream; raise CorruptMessageError on bad input."""
     try:
         if codec == Compression.NONE:
             return bytes(data)
@@ -88,8 +88,8 @@ def decompress(codec: int, data: bytes | memoryview) -> bytes:
         if codec == Compression.ZSTD:
             return bytes(cramjam.zstd.decompress(data))
     except (zlib.error, cramjam.DecompressionError, ValueError) as exc:
-        raise CorruptRecordError(f"cannot decompress {_name(codec)} records: {exc}") from exc
-    raise UnsupportedCompressionError(f"unknown compression codec id {codec}")
+        raise CorruptMessageError(f"cannot decompress {_name(codec)} records: {exc}") from exc
+    raise UnsupportedCompressionTypeError(f"unknown compression codec id {codec}")
 
 
 _SCRATCH_BYTES = 8 * 1024 * 1024
@@ -100,7 +100,7 @@ class BoundedDecompressor:
     """Decompresses record streams of at most ``max_bytes`` (one at a time: not thread-safe).
 
     :meth:`decompress` returns a view that stays valid until the next call.
-    Raises CorruptRecordError for a broken stream and RecordTooLargeError for
+    Raises CorruptMessageError for a broken stream and MessageTooLargeError for
     one that inflates past ``max_bytes``.
     """
 
@@ -120,11 +120,11 @@ class BoundedDecompressor:
             if codec == Compression.ZSTD:
                 return self._into("zstd", data)
         except (zlib.error, cramjam.DecompressionError, ValueError) as exc:
-            raise CorruptRecordError(f"cannot decompress {_name(codec)} records: {exc}") from exc
+            raise CorruptMessageError(f"cannot decompress {_name(codec)} records: {exc}") from exc
         return memoryview(decompress(codec, data))
 
-    def _too_large(self, codec: str) -> RecordTooLargeError:
-        return RecordTooLargeError(
+    def _too_large(self, codec: str) -> MessageTooLargeError:
+        return MessageTooLargeError(
             f"{codec} records decompress to more than {self.max_bytes} bytes"
         )
 
@@ -134,7 +134,7 @@ class BoundedDecompressor:
         if len(out) > self.max_bytes:
             raise self._too_large("gzip")
         if not inflater.eof:
-            raise CorruptRecordError("cannot decompress gzip records: truncated stream")
+            raise CorruptMessageError("cannot decompress gzip records: truncated stream")
         return out
 
     def _check_snappy_lengths(self, data: bytes) -> None:
@@ -199,11 +199,11 @@ def _xerial_decompress(data: bytes) -> bytes:
     pos = len(_XERIAL_HEADER)
     while pos < len(data):
         if pos + 4 > len(data):
-            raise CorruptRecordError("truncated xerial snappy block length")
+            raise CorruptMessageError("truncated xerial snappy block length")
         (length,) = struct.unpack_from(">i", data, pos)
         pos += 4
         if length < 0 or pos + length > len(data):
-            raise CorruptRecordError("truncated xerial snappy block")
+            raise CorruptMessageError("truncated xerial snappy block")
         out += cramjam.snappy.decompress_raw(data[pos : pos + length])
         pos += length
     return bytes(out)

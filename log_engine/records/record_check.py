@@ -5,7 +5,7 @@ This module is the one place it bends, and why: a batch whose CRC is valid but
 whose records are garbage (a bad count, a length running past the batch, a
 truncated varint, offset deltas out of order) would be stored, and every reader
 of the partition would then stop at it for good (kcat stalls, Kafka clients
-raise CorruptRecordError, a sink task restart-loops without writing even the
+raise CorruptMessageError, a sink task restart-loops without writing even the
 records before it). Kafka's broker refuses such a batch, and so does ours.
 
 What is still never done: no record object is created, no key, value or header
@@ -205,8 +205,8 @@ def check_batch_records(
 ) -> None:
     """Check the records of the batch at ``pos`` (header already read and complete).
 
-    Compressed records are decompressed first (CorruptRecordError if they do
-    not decompress, RecordTooLargeError past :data:`MAX_RECORDS_BYTES`). Raises
+    Compressed records are decompressed first (CorruptMessageError if they do
+    not decompress, MessageTooLargeError past :data:`MAX_RECORDS_BYTES`). Raises
     :class:`MalformedRecordError` naming the first bad record. ``require_keys``:
     refuse records without a key (compacted topics).
     """

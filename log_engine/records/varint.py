@@ -7,7 +7,7 @@ group first, with the high bit set on every byte but the last.
 
 from __future__ import annotations
 
-from log_engine.errors import CorruptRecordError
+from log_engine.errors import CorruptMessageError
 
 _MAX_VARINT_BYTES = 5
 _MAX_VARLONG_BYTES = 10
@@ -38,7 +38,7 @@ def read_unsigned_varint(buf: bytes | memoryview, pos: int, max_bytes: int = 5) 
     end = len(buf)
     for i in range(max_bytes):
         if pos >= end:
-            raise CorruptRecordError("varint runs past the end of the buffer")
+            raise CorruptMessageError("varint runs past the end of the buffer")
         byte = buf[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
@@ -46,7 +46,7 @@ def read_unsigned_varint(buf: bytes | memoryview, pos: int, max_bytes: int = 5) 
             return result, pos
         shift += 7
         del i
-    raise CorruptRecordError(f"varint longer than {max_bytes} bytes")
+    raise CorruptMessageError(f"varint longer than {max_bytes} bytes")
 
 
 def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:

@@ -17,7 +17,7 @@ import struct
 
 from log_engine.errors import (
     InvalidRecordError,
-    RecordTooLargeError,
+    MessageTooLargeError,
     UnexpectedAppendOffsetError,
 )
 from log_engine.records import BatchHeader, stamp_log_append_time, validate_batch
@@ -36,10 +36,10 @@ def validate_append(view: memoryview, config: LogConfig, *, dense: bool) -> Head
     """``(position, header)`` of every batch, after checking each one.
 
     ``dense`` (batches from producers): ``lastOffsetDelta + 1 == recordsCount``.
-    Raises CorruptRecordError subclasses, RecordTooLargeError or InvalidRecordError.
+    Raises CorruptMessageError subclasses, MessageTooLargeError or InvalidRecordError.
     """
     if len(view) > config.segment_bytes:
-        raise RecordTooLargeError(
+        raise MessageTooLargeError(
             f"append of {len(view)} bytes is larger than segment.bytes={config.segment_bytes}"
         )
     headers = []
@@ -47,7 +47,7 @@ def validate_append(view: memoryview, config: LogConfig, *, dense: bool) -> Head
     while pos < len(view):
         header = validate_batch(view, pos)
         if header.size > config.max_message_bytes:
-            raise RecordTooLargeError(
+            raise MessageTooLargeError(
                 f"batch of {header.size} bytes exceeds max.message.bytes={config.max_message_bytes}"
             )
         if header.records_count == 0:

@@ -24,7 +24,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from log_engine.errors import StorageError
+from log_engine.errors import KafkaStorageError
 
 CHECKPOINT_VERSION = 0
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
@@ -73,24 +73,24 @@ def write_checkpoint(path: Path, entries: Iterable[Iterable[object]]) -> None:
 def read_checkpoint(path: Path, fields: int) -> list[list[str]]:
     """Read a checkpoint whose entries have ``fields`` fields; a missing file is empty.
 
-    Raises StorageError when the version, count or an entry is malformed.
+    Raises KafkaStorageError when the version, count or an entry is malformed.
     """
     try:
         lines = path.read_text().splitlines()
     except FileNotFoundError:
         return []
     if len(lines) < 2 or lines[0].strip() != str(CHECKPOINT_VERSION):
-        raise StorageError(f"{path}: not a version {CHECKPOINT_VERSION} checkpoint file")
+        raise KafkaStorageError(f"{path}: not a version {CHECKPOINT_VERSION} checkpoint file")
     try:
         count = int(lines[1])
     except ValueError:
-        raise StorageError(f"{path}: bad entry count {lines[1]!r}") from None
+        raise KafkaStorageError(f"{path}: bad entry count {lines[1]!r}") from None
     entries = [line.split() for line in lines[2:] if line.strip()]
     if count != len(entries):
-        raise StorageError(f"{path}: header says {count} entries, found {len(entries)}")
+        raise KafkaStorageError(f"{path}: header says {count} entries, found {len(entries)}")
     for entry in entries:
         if len(entry) != fields:
-            raise StorageError(f"{path}: entry {' '.join(entry)!r} needs {fields} fields")
+            raise KafkaStorageError(f"{path}: entry {' '.join(entry)!r} needs {fields} fields")
     return entries
 
 
@@ -106,5 +106,5 @@ def read_offsets(path: Path) -> dict[TopicPartition, int]:
         try:
             result[(topic, int(partition))] = int(offset)
         except ValueError:
-            raise StorageError(f"{path}: bad entry {topic} {partition} {offset}") from None
+            raise KafkaStorageError(f"{path}: bad entry {topic} {partition} {offset}") from None
     return result

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
 
-from log_engine.errors import StorageError
+from log_engine.errors import KafkaStorageError
 from log_engine.invariants import check
 from log_engine.storage.checkpoints import (
     LEADER_EPOCH_CHECKPOINT,
@@ -40,9 +40,9 @@ class LeaderEpochCache:
             try:
                 self._entries.append((int(epoch), int(start)))
             except ValueError:
-                raise StorageError(f"{path}: bad entry {epoch} {start}") from None
+                raise KafkaStorageError(f"{path}: bad entry {epoch} {start}") from None
         if not _ordered(self._entries):
-            raise StorageError(f"{path}: epochs or start offsets do not increase")
+            raise KafkaStorageError(f"{path}: epochs or start offsets do not increase")
 
     @classmethod
     def in_directory(cls, directory: Path, log_end_offset: Callable[[], int]) -> LeaderEpochCache:

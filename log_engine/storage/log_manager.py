@@ -38,10 +38,10 @@ from pathlib import Path
 
 from log_engine.errors import (
     InvalidTopicError,
+    KafkaError,
+    KafkaStorageError,
     LogDirLockedError,
     LogDirOfflineError,
-    LogEngineError,
-    StorageError,
 )
 from log_engine.storage import cleaner
 from log_engine.storage.checkpoints import (
@@ -190,7 +190,7 @@ class LogManager:
                 )
                 fsync_directory(self._log_dir)
             except OSError as exc:
-                raise StorageError(f"cannot create {directory}: {exc}") from exc
+                raise KafkaStorageError(f"cannot create {directory}: {exc}") from exc
             self._logs[(topic, partition)] = log_
             return log_
 
@@ -240,7 +240,8 @@ class LogManager:
                 )
             except OSError as exc:
                 self._overrides = previous
-                raise StorageError(f"cannot save the config of topic {topic!r}: {exc}") from exc
+                message = f"cannot save the config of topic {topic!r}: {exc}"
+                raise KafkaStorageError(message) from exc
             for (name, _), log_ in self._logs.items():
                 if name == topic:
                     log_.update_config(config)
@@ -282,7 +283,7 @@ class LogManager:
             try:
                 flushed += log_.maybe_flush(now)
                 deleted += log_.apply_retention(now)
-            except (LogEngineError, OSError):
+            except (KafkaError, OSError):
                 log.exception("maintenance of %s-%d failed", *tp)
             if log_.config.compact and self.uncleanable.due(tp, now) and not self.state.offline:
                 compacted += self._compact(tp, log_, now)
@@ -334,7 +335,7 @@ class LogManager:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StorageError(f"{self._log_dir}: the log manager is closed")
+            raise KafkaStorageError(f"{self._log_dir}: the log manager is closed")
 
 
 def _lock(log_dir: Path) -> int:
@@ -354,9 +355,9 @@ def _read_overrides(log_dir: Path) -> dict[str, dict[str, str]]:
     except FileNotFoundError:
         return {}
     except ValueError as exc:
-        raise StorageError(f"{path}: not valid JSON: {exc}") from None
+        raise KafkaStorageError(f"{path}: not valid JSON: {exc}") from None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
-        raise StorageError(f"{path}: expected {{topic: {{key: value}}}}")
+        raise KafkaStorageError(f"{path}: expected {{topic: {{key: value}}}}")
     return {str(t): {str(k): str(v) for k, v in o.items()} for t, o in data.items()}
 
 

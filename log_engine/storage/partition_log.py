@@ -37,9 +37,9 @@ from pathlib import Path
 
 from log_engine.errors import (
     InvalidRecordError,
+    KafkaStorageError,
     LogDirOfflineError,
     OffsetOutOfRangeError,
-    StorageError,
 )
 from log_engine.invariants import check
 from log_engine.records import BatchHeader
@@ -600,4 +600,4 @@ class PartitionLog:
 
     def _check_open(self) -> None:
         if self._closed:
-            raise StorageError(f"{self._directory}: the log is closed")
+            raise KafkaStorageError(f"{self._directory}: the log is closed")

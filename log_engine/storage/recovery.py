@@ -32,7 +32,7 @@ import logging
 import re
 from pathlib import Path
 
-from log_engine.errors import CorruptIndexError, CorruptRecordError
+from log_engine.errors import CorruptIndexError, CorruptMessageError
 from log_engine.storage.config import LogConfig
 from log_engine.storage.segment import (
     INDEX_EXT,
@@ -89,7 +89,7 @@ def load_segments(
 def _loads(segment: LogSegment) -> bool:
     try:
         segment.load()
-    except (CorruptIndexError, CorruptRecordError) as exc:
+    except (CorruptIndexError, CorruptMessageError) as exc:
         log.warning("segment %d failed its sanity check: %s", segment.base_offset, exc)
         return False
     return True

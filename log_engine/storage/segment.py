@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from log_engine.errors import CorruptIndexError, CorruptRecordError, TruncatedBatchError
+from log_engine.errors import CorruptIndexError, CorruptMessageError, TruncatedBatchError
 from log_engine.file_slice import FileSlice
 from log_engine.invariants import check
 from log_engine.records import BATCH_HEADER_SIZE, BatchHeader, read_header, validate_batch
@@ -289,7 +289,7 @@ class LogSegment:
     def load(self) -> None:
         """Learn next offset and timestamps from the indexes plus a short header scan.
 
-        Raises CorruptIndexError / CorruptRecordError when the files disagree;
+        Raises CorruptIndexError / CorruptMessageError when the files disagree;
         the caller then :meth:`recover`s the segment.
         """
         self.offset_index.sanity_check(self.size)
@@ -364,7 +364,7 @@ class LogSegment:
                     want = max(_RECOVERY_CHUNK, header.size)
                     buf, buf_start, off = os.pread(self._fd, want, pos), pos, 0
                 validate_batch(buf, off)
-            except CorruptRecordError:
+            except CorruptMessageError:
                 return
             yield pos, header
             pos += header.size

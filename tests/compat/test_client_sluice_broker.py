@@ -24,7 +24,7 @@ from log_engine.client import (
     TopicPartition,
 )
 from log_engine.client.admin import ConfigResource
-from log_engine.protocol.errors import (
+from log_engine.errors import (
     OffsetOutOfRangeError,
     RequestTimedOutError,
     TopicAlreadyExistsError,

@@ -55,7 +55,10 @@ def test_plugins_listing_config_and_validate(worker: StandaloneProcess, tmp_path
     http = worker.http
     connectors = http.get("/connector-plugins").json()
     assert {"source", "sink"} >= {p["type"] for p in connectors}
-    assert all(set(p) == {"class", "type", "version"} for p in connectors)
+    assert all(set(p) >= {"class", "type", "version", "python_class"} for p in connectors)
+    assert "org.apache.kafka.connect.file.FileStreamSourceConnector" in {
+        p["class"] for p in connectors
+    }
     classes = {p["class"].rsplit(".", 1)[-1] for p in connectors}
     assert {"FileStreamSourceConnector", "FileStreamSinkConnector"} <= classes
     everything = http.get("/connector-plugins", params={"connectorsOnly": "false"}).json()

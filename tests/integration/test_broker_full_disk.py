@@ -26,8 +26,8 @@ import pytest
 from harness.broker_process import BrokerProcess
 from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 from log_engine.client.sync_admin import SyncAdmin
+from log_engine.errors import KafkaError
 from log_engine.protocol import ApiKey, decode_response, encode_request
-from log_engine.protocol.errors import KafkaError
 from tests.support.small_fs import SmallFilesystem, mounted_or_fail
 
 FS_BYTES = 16 << 20

@@ -8,8 +8,7 @@ from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec
-from log_engine.errors import LogEngineError
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 
@@ -163,8 +162,8 @@ async def handle_delete_records(ctx: RequestContext, body: dict[str, Any]) -> di
                 offset = partition.high_watermark if p["offset"] == -1 else p["offset"]
                 try:
                     result["low_watermark"] = partition.log.delete_records_before(offset)
-                except LogEngineError as exc:
-                    result["error_code"] = exc.error_code
+                except KafkaError as exc:
+                    result["error_code"] = exc.errno
             results.append(result)
         topics.append({"name": topic["name"], "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}

@@ -14,8 +14,7 @@ from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.partition import Partition
-from log_engine.errors import OffsetOutOfRangeError
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode, OffsetOutOfRangeError
 
 _MAX_WAIT_CAP_MS = 30_000
 

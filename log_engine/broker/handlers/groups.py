@@ -7,7 +7,7 @@ from typing import Any
 from log_engine.broker.group import GroupState
 from log_engine.broker.group_coordinator import JoinRequest
 from log_engine.broker.handlers.context import RequestContext
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 _GROUP_KEY = 0
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec, validate_topic_name
+from log_engine.errors import ErrorCode
 from log_engine.protocol import SUPPORTED_VERSIONS
-from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 

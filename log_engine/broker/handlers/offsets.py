@@ -8,8 +8,7 @@ from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.offset_store import CommittedOffset
-from log_engine.errors import StorageError
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode, KafkaStorageError
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +77,7 @@ async def handle_offset_commit(ctx: RequestContext, body: dict[str, Any]) -> dic
         topics.append({"name": topic["name"], "partitions": partitions})
     try:
         ctx.broker.offsets.commit(group_id, accepted)
-    except StorageError as exc:
+    except KafkaStorageError as exc:
         # As Kafka's group coordinator maps KAFKA_STORAGE_ERROR: clients look it up again.
         log.warning("offset commit of group %s failed: %s", group_id, exc)
         for entry in topics:

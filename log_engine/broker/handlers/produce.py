@@ -14,10 +14,8 @@ import logging
 from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
-from log_engine.broker.partition import FencedProducerEpoch, OutOfOrderSequence
 from log_engine.broker.topics import OFFSETS_TOPIC
-from log_engine.errors import LogEngineError, MalformedRecordError
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode, KafkaError, MalformedRecordError
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +68,12 @@ def _produce_partition(
         return {**result, "error_code": ErrorCode.INVALID_RECORD, "error_message": "empty records"}
     try:
         outcome = partition.append(records)
-    except (LogEngineError, OutOfOrderSequence, FencedProducerEpoch) as exc:
+    except KafkaError as exc:
         log.info("produce to %s-%d from %s refused: %s", topic, index, ctx.peer, exc)
         return {
             **result,
-            "error_code": exc.error_code,
-            "error_message": str(exc),
+            "error_code": exc.errno,
+            "error_message": exc.detail,
             "record_errors": _record_errors(exc),
         }
     return {
@@ -89,7 +87,7 @@ def _produce_partition(
 def _record_errors(exc: Exception) -> list[dict[str, Any]]:
     """Kafka's per-record detail (Produce v8+) for a batch refused for one record."""
     if isinstance(exc, MalformedRecordError):
-        return [{"batch_index": exc.record_index, "batch_index_error_message": str(exc)}]
+        return [{"batch_index": exc.record_index, "batch_index_error_message": exc.detail}]
     return []
 
 
@@ -103,11 +101,11 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
         }
     try:
         producer_id = ctx.broker.producer_ids.next_id()
-    except LogEngineError as exc:
+    except KafkaError as exc:
         log.warning("InitProducerId from %s failed: %s", ctx.peer, exc)
         return {
             "throttle_time_ms": 0,
-            "error_code": exc.error_code,
+            "error_code": exc.errno,
             "producer_id": -1,
             "producer_epoch": -1,
         }

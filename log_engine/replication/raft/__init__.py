@@ -4,7 +4,7 @@ Modules, one concept each:
 
 - ``types``: offsets with epochs, entries, snapshots, election state
 - ``messages``: Vote, BeginQuorumEpoch, EndQuorumEpoch, Fetch, FetchSnapshot
-- ``errors``: Kafka error codes in messages and the exception tree
+- errors and ``ErrorCode`` come from ``log_engine.errors`` (re-exported here)
 - ``config``: ``RaftConfig`` with the ``controller.quorum.*`` keys
 - ``log``: the in-memory log with epoch lookups and fetch validation
 - ``actions``: persist actions, events and the ``Output`` of one step
@@ -18,6 +18,13 @@ Modules, one concept each:
 - ``driver``: a synchronous driver applying outputs to storage and a listener
 """
 
+from log_engine.errors import (
+    CorruptRaftStateError,
+    ErrorCode,
+    InvalidSnapshotError,
+    NotLeaderError,
+    RaftError,
+)
 from log_engine.replication.raft.actions import (
     AppendEntries,
     CommitEvent,
@@ -32,13 +39,6 @@ from log_engine.replication.raft.actions import (
 )
 from log_engine.replication.raft.config import RaftConfig
 from log_engine.replication.raft.driver import RaftDriver, RaftListener
-from log_engine.replication.raft.errors import (
-    CorruptRaftStateError,
-    ErrorCode,
-    InvalidSnapshotError,
-    NotLeaderError,
-    RaftError,
-)
 from log_engine.replication.raft.file_storage import FileRaftStorage
 from log_engine.replication.raft.log import RaftLog
 from log_engine.replication.raft.node import RaftNode

@@ -14,9 +14,9 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from log_engine.errors import ErrorCode
 from log_engine.replication.raft.actions import Output
 from log_engine.replication.raft.config import RaftConfig
-from log_engine.replication.raft.errors import ErrorCode
 from log_engine.replication.raft.log import RaftLog
 from log_engine.replication.raft.messages import (
     BeginQuorumEpochRequest,

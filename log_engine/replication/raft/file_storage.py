@@ -33,8 +33,8 @@ from pathlib import Path
 
 import crc32c
 
+from log_engine.errors import CorruptRaftStateError
 from log_engine.invariants import check
-from log_engine.replication.raft.errors import CorruptRaftStateError
 from log_engine.replication.raft.log import RaftLog
 from log_engine.replication.raft.storage import DurableState
 from log_engine.replication.raft.types import ElectionState, Entry, OffsetAndEpoch, Snapshot

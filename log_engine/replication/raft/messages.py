@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from log_engine.replication.raft.errors import ErrorCode
+from log_engine.errors import ErrorCode
 from log_engine.replication.raft.types import Entry, NodeId, OffsetAndEpoch
 
 

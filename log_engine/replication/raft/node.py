@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import random
 
+from log_engine.errors import InvalidSnapshotError, NotLeaderError
 from log_engine.invariants import check
 from log_engine.replication.raft.actions import (
     AppendEntries,
@@ -30,7 +31,6 @@ from log_engine.replication.raft.actions import (
 )
 from log_engine.replication.raft.config import RaftConfig
 from log_engine.replication.raft.election import Elections
-from log_engine.replication.raft.errors import InvalidSnapshotError, NotLeaderError
 from log_engine.replication.raft.leader import LeaderState
 from log_engine.replication.raft.messages import (
     BeginQuorumEpochRequest,

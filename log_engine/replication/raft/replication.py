@@ -17,10 +17,10 @@ from __future__ import annotations
 import random
 from typing import TYPE_CHECKING
 
+from log_engine.errors import ErrorCode
 from log_engine.invariants import check
 from log_engine.replication.raft.actions import AppendEntries, Output, TruncateLog
 from log_engine.replication.raft.config import RaftConfig
-from log_engine.replication.raft.errors import ErrorCode
 from log_engine.replication.raft.leader import LeaderState, ParkedFetch
 from log_engine.replication.raft.log import RaftLog
 from log_engine.replication.raft.messages import (

@@ -28,7 +28,7 @@ from log_engine.client import (
 )
 from log_engine.client.admin_types import NewTopic
 from log_engine.client.errors import KafkaError, PartialDeliveryError
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 LIMIT = 20000
 RECORD_BYTES = 500

@@ -6,7 +6,7 @@ import asyncio
 
 from log_engine.broker.group import GroupState
 from log_engine.broker.group_coordinator import GroupCoordinator, JoinRequest
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 
 
 def coordinator(initial_delay_ms: int = 0) -> GroupCoordinator:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from log_engine.broker.producer_ids import BLOCK_SIZE, ProducerIdManager
-from log_engine.errors import LogEngineError
+from log_engine.errors import KafkaError
 from tests.support.small_fs import SmallFilesystem, mounted_or_fail
 
 
@@ -22,10 +22,10 @@ def test_a_block_that_cannot_be_saved_gives_no_id(small_fs: SmallFilesystem) -> 
     ids = ProducerIdManager(small_fs.root)
     small_fs.fill()
     for _ in range(2):  # the second call must not use the block the first failed to save
-        with pytest.raises((OSError, LogEngineError)) as failed:
+        with pytest.raises((OSError, KafkaError)) as failed:
             ids.next_id()
-        assert isinstance(failed.value, LogEngineError)
-        assert failed.value.error_code == 56
+        assert isinstance(failed.value, KafkaError)
+        assert failed.value.errno == 56
     assert not (small_fs.root / "producer-id-block").exists()
     assert not list(small_fs.root.glob("producer-id-block*")), "a temp file holds the space"
 

@@ -15,8 +15,8 @@ from log_engine.client.errors import PartialDeliveryError, kafka_error
 from log_engine.client.partitioner import StickyPartitioner
 from log_engine.client.producer_batch import ProducerBatch
 from log_engine.client.types import TopicPartition
+from log_engine.errors import ErrorCode
 from log_engine.invariants import InvariantViolation
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.records import BATCH_HEADER_SIZE, Compression, decode_batch
 
 TP = TopicPartition("t", 0)

@@ -14,7 +14,7 @@ from log_engine.client.errors import KafkaError
 from log_engine.client.partitioner import StickyPartitioner, partition_for_key
 from log_engine.client.producer_batch import ProducerBatch
 from log_engine.client.types import TopicPartition as TP
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 from log_engine.records.compression import Compression
 
 VALUES = [f"{n:06d} {'x' * n}".encode() for n in range(40)]

@@ -84,9 +84,11 @@ def test_plugins_listing_and_json(registry: PluginRegistry) -> None:
     assert FileStreamSourceConnector in [d.cls for d in sources]
     file_source = next(d for d in sources if d.cls is FileStreamSourceConnector)
     assert file_source.to_json() == {
-        "class": "connectors.file.source.FileStreamSourceConnector",
+        "class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
         "type": "source",
         "version": "0.1.0",
+        "python_class": "connectors.file.source.FileStreamSourceConnector",
+        "aliases": ["FileStreamSource", "FileStreamSourceConnector"],
     }
     assert {d.type for d in registry.plugins("connector")} == {"source", "sink"}
     with pytest.raises(ValueError, match="unknown plugin kind"):

@@ -8,6 +8,7 @@ import timeit
 
 import pytest
 
+from log_engine.errors import NetworkExceptionError
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
     ApiKey,
@@ -23,7 +24,6 @@ from log_engine.protocol import (
     encode_request,
     encode_response,
 )
-from log_engine.protocol.errors import NetworkExceptionError
 
 
 def header_bytes(api_key: int, version: int, correlation_id: int = 1, client: bytes = b"") -> bytes:

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from kafka.record.default_records import DefaultRecordBatch, DefaultRecordBatchBuilder
 
 from log_engine.errors import (
-    CorruptRecordError,
+    CorruptMessageError,
     CrcMismatchError,
     InvalidMagicError,
     TruncatedBatchError,
@@ -159,14 +159,14 @@ def test_wrong_magic() -> None:
 def test_impossible_batch_length(length: int) -> None:
     data = _good()
     struct.pack_into(">i", data, 8, length)
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         validate_batch(data)
 
 
 def test_negative_record_count() -> None:
     data = _good()
     struct.pack_into(">i", data, 57, -1)
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         read_header(data)
 
 
@@ -186,7 +186,7 @@ def test_record_length_past_the_batch() -> None:
     from crc32c import crc32c
 
     struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         decode_batch(data)
 
 
@@ -196,7 +196,7 @@ def test_garbage_compressed_payload() -> None:
     from crc32c import crc32c
 
     struct.pack_into(">I", data, 17, crc32c(bytes(data[21:])))
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         decode_batch(data)
 
 
@@ -228,14 +228,14 @@ def _decode_record_by_record(data: bytes) -> tuple[object, list[Record]]:
         record, cursor = _decode_record(body, cursor, header, log_append)
         records.append(record)
     if cursor != len(body):
-        raise CorruptRecordError("trailing bytes")
+        raise CorruptMessageError("trailing bytes")
     return header, records
 
 
 def _outcome(decode, data: bytes) -> tuple[str, object]:
     try:
         return "ok", decode(data)[1]
-    except (CorruptRecordError, IndexError) as exc:
+    except (CorruptMessageError, IndexError) as exc:
         return "error", type(exc)
 
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from log_engine.errors import CorruptRecordError, MalformedRecordError, RecordTooLargeError
+from log_engine.errors import CorruptMessageError, MalformedRecordError, MessageTooLargeError
 from log_engine.records import (
     BATCH_HEADER_SIZE,
     Compression,
@@ -130,13 +130,13 @@ def test_check_batch_records_names_the_record() -> None:
     batch = build_batch([Record(b"k", b"v"), Record(None, b"v"), Record(b"k", b"v")])
     with pytest.raises(MalformedRecordError, match="record 1") as caught:
         check_batch_records(batch, 0, read_header(batch), require_keys=True)
-    assert caught.value.record_index == 1 and caught.value.error_code == 87
+    assert caught.value.record_index == 1 and caught.value.errno == 87
 
 
 def test_undecompressable_records_are_corrupt() -> None:
     batch = bytearray(build_batch([Record(b"k", b"v" * 50)] * 20, compression=Compression.LZ4))
     batch[BATCH_HEADER_SIZE + 8 :] = b"\xff" * (len(batch) - BATCH_HEADER_SIZE - 8)
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         check_batch_records(bytes(batch), 0, read_header(bytes(batch)), require_keys=False)
 
 
@@ -157,7 +157,7 @@ def test_bounded_decompressor_matches_decompress(codec: Compression) -> None:
 @pytest.mark.parametrize("size", [(1 << 20) + 1, 20 << 20])  # past the bound; past the scratch
 def test_bounded_decompressor_refuses_a_bomb(codec: Compression, size: int) -> None:
     packed = compress(codec, b"\x00" * size)
-    with pytest.raises(RecordTooLargeError):
+    with pytest.raises(MessageTooLargeError):
         BoundedDecompressor(1 << 20).decompress(codec, packed)
 
 
@@ -171,5 +171,5 @@ def test_bounded_decompressor_past_the_scratch_buffer_within_the_bound() -> None
 def test_bounded_decompressor_refuses_broken_streams(codec: Compression) -> None:
     packed = compress(codec, b"abc" * 10_000)
     for broken in (packed[: len(packed) // 2], b"\x00garbage" * 4):
-        with pytest.raises(CorruptRecordError):
+        with pytest.raises(CorruptMessageError):
             BoundedDecompressor(1 << 20).decompress(codec, broken)

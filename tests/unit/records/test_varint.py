@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from log_engine.errors import CorruptRecordError
+from log_engine.errors import CorruptMessageError
 from log_engine.records.varint import (
     read_unsigned_varint,
     read_varint,
@@ -73,9 +73,9 @@ def test_varlong_round_trip(value: int) -> None:
 
 
 def test_truncated_and_overlong_varints() -> None:
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         read_varint(b"\x80\x80", 0)
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         read_varint(b"\xff\xff\xff\xff\xff\x01", 0)  # 6 bytes for an int32
-    with pytest.raises(CorruptRecordError):
+    with pytest.raises(CorruptMessageError):
         read_varlong(b"\xff" * 10 + b"\x01", 0)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from log_engine.errors import InvalidConfigError, StorageError
+from log_engine.errors import InvalidConfigError, KafkaStorageError
 from log_engine.invariants import InvariantViolation
 from log_engine.storage import LeaderEpochCache, LogConfig
 from log_engine.storage.checkpoints import (
@@ -67,7 +67,7 @@ def test_from_properties_rejects_with_clear_messages(props: dict[str, str], mess
     with pytest.raises(InvalidConfigError, match=None) as info:
         LogConfig.from_properties(props)
     assert message in str(info.value)
-    assert isinstance(info.value, ValueError) and info.value.error_code == 40
+    assert isinstance(info.value, ValueError) and info.value.errno == 40
 
 
 def test_checkpoint_format_and_atomic_rewrite(tmp_path: Path) -> None:
@@ -84,7 +84,7 @@ def test_checkpoint_format_and_atomic_rewrite(tmp_path: Path) -> None:
 def test_malformed_checkpoints(tmp_path: Path, text: str) -> None:
     path = tmp_path / "cp"
     path.write_text(text)
-    with pytest.raises(StorageError):
+    with pytest.raises(KafkaStorageError):
         read_checkpoint(path, 3)
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from log_engine.errors import LogDirOfflineError, LogEngineError
+from log_engine.errors import KafkaError, LogDirOfflineError
 from log_engine.storage import LogManager, PartitionLog
 from log_engine.storage.checkpoints import read_offsets, write_offsets
 from log_engine.storage.partition_log import CLEAN_SHUTDOWN_FILE
@@ -51,14 +51,14 @@ def test_short_write_then_enospc_leaves_the_segment_as_it_was(small_fs: SmallFil
     small_fs.fill()
     small_fs.free(2 * 4096)  # room for part of the next batch only: a short write
 
-    with pytest.raises((OSError, LogEngineError)) as failed:
+    with pytest.raises((OSError, KafkaError)) as failed:
         log_.append(batch(100, value_size=200))  # ~21 KB
 
     assert log_.active_segment.size == size, "the torn batch was counted into the segment"
     assert log_file_size(log_) == size, "the torn bytes were left in the file"
     assert log_.log_end_offset == end
     assert isinstance(failed.value, LogDirOfflineError)
-    assert failed.value.error_code == 56  # KAFKA_STORAGE_ERROR
+    assert failed.value.errno == 56  # KAFKA_STORAGE_ERROR
     assert read_all(log_) == data  # acknowledged data stays readable
 
     small_fs.free()
@@ -136,7 +136,7 @@ def test_an_offline_log_dir_refuses_writes_everywhere_and_recovers_after_restart
     small_fs.fill()
     small_fs.free(4096)
 
-    with pytest.raises((OSError, LogEngineError)):
+    with pytest.raises((OSError, KafkaError)):
         full.append(batch(100, value_size=200))
     small_fs.free()
 

@@ -11,8 +11,8 @@ from log_engine.errors import (
     CrcMismatchError,
     InvalidMagicError,
     InvalidRecordError,
+    MessageTooLargeError,
     OffsetOutOfRangeError,
-    RecordTooLargeError,
     TruncatedBatchError,
     UnexpectedAppendOffsetError,
 )
@@ -95,7 +95,7 @@ def test_a_bad_batch_appends_nothing(tmp_path: Path, corrupt, error) -> None:  #
 
 def test_too_large_batch_is_refused(tmp_path: Path) -> None:
     log = open_log(tmp_path, config(**{"max.message.bytes": 500}))
-    with pytest.raises(RecordTooLargeError):
+    with pytest.raises(MessageTooLargeError):
         log.append(batch(1, value_size=600))
     assert log.log_end_offset == 0 and log.size_bytes == 0
     log.close()
@@ -278,9 +278,9 @@ def test_roll_and_segments_view(tmp_path: Path) -> None:
 
 
 def test_closed_log_refuses_work(tmp_path: Path) -> None:
-    from log_engine.errors import StorageError
+    from log_engine.errors import KafkaStorageError
 
     log = open_log(tmp_path)
     log.close()
-    with pytest.raises(StorageError):
+    with pytest.raises(KafkaStorageError):
         log.append(batch(1))

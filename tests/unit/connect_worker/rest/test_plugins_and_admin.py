@@ -12,9 +12,11 @@ def test_plugin_listing(client: TestClient) -> None:
     connectors = client.get("/connector-plugins").json()
     assert {p["type"] for p in connectors} == {"source", "sink"}
     assert {
-        "class": "connectors.file.source.FileStreamSourceConnector",
+        "class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
         "type": "source",
         "version": connectors[0]["version"],
+        "python_class": "connectors.file.source.FileStreamSourceConnector",
+        "aliases": ["FileStreamSource", "FileStreamSourceConnector"],
     } in connectors
     everything = client.get("/connector-plugins/?connectorsOnly=false").json()
     kinds = {p["type"] for p in everything}

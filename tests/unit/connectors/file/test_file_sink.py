@@ -71,3 +71,13 @@ def test_connector_task_configs_and_check(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="file"):
         FileStreamSinkConnector().start({"topics": "t"})
 
+
+
+def test_details_show_the_file_and_lines_written(tmp_path: Path) -> None:
+    path = tmp_path / "x.txt"
+    task = start(path)
+    assert task.details() == {"file": str(path), "lines_written": 0}
+    task.put([record("a"), record("b", 1)])
+    task.put([record({"k": 1}, 2)])  # the slower path of non-text values counts too
+    assert task.details() == {"file": str(path), "lines_written": 3}
+    task.stop()

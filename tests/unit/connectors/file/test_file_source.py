@@ -182,3 +182,20 @@ def test_connector_config_and_check(tmp_path: Path) -> None:
     assert connector.check({**props, "file": str(tmp_path)})  # a directory
     with pytest.raises(ConfigError, match="topic"):
         FileStreamSourceConnector().start({"file": "x"})
+
+
+def test_details_show_the_file_position_and_lines_read(tmp_path: Path, started: list) -> None:
+    path = tmp_path / "in.txt"
+    path.write_bytes("one\ntwö\n".encode())
+    partition = {"filename": str(path.resolve())}
+    reader = DictOffsetReader({DictOffsetReader.key(partition): {"position": 4}})
+    task = start_task(started, path, reader)
+    assert task.details() == {"file": str(path.resolve()), "position": 4, "lines_read": 0}
+    assert values(drain(task, 1)) == ["twö"]
+    assert task.details() == {"file": str(path.resolve()), "position": 9, "lines_read": 1}
+
+
+def test_details_say_when_the_file_is_waited_for(tmp_path: Path, started: list) -> None:
+    task = start_task(started, tmp_path / "later.txt")
+    assert task.poll() == []
+    assert task.details()["waiting"] is True and task.details()["lines_read"] == 0

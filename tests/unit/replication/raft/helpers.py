@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
+from log_engine.errors import ErrorCode
 from log_engine.replication.raft import (
     DurableState,
     ElectionState,
@@ -15,7 +16,6 @@ from log_engine.replication.raft import (
     RaftNode,
     Snapshot,
 )
-from log_engine.replication.raft.errors import ErrorCode
 from log_engine.replication.raft.messages import VoteResponse
 from log_engine.replication.raft.storage import apply_actions
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from log_engine.errors import ErrorCode
 from log_engine.replication.raft import (
     AppendEntries,
     CommitEvent,
@@ -13,7 +14,6 @@ from log_engine.replication.raft import (
     Role,
     SaveElectionState,
 )
-from log_engine.replication.raft.errors import ErrorCode
 from log_engine.replication.raft.messages import (
     BeginQuorumEpochRequest,
     EndQuorumEpochRequest,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from log_engine.errors import ErrorCode
 from log_engine.invariants import InvariantViolation
 from log_engine.replication.raft import (
     AppendEntries,
@@ -17,7 +18,6 @@ from log_engine.replication.raft import (
     Snapshot,
     TruncateLog,
 )
-from log_engine.replication.raft.errors import ErrorCode
 from log_engine.replication.raft.messages import (
     FetchRequest,
     FetchResponse,
