@@ -21,8 +21,8 @@ An ISR smaller than ``min.insync.replicas`` is allowed (reported in the outcome)
 from __future__ import annotations
 
 from log_engine.controller.results import IsrChange
+from log_engine.errors import ErrorCode
 from log_engine.metadata.image import MetadataImage
-from log_engine.protocol.error_codes import ErrorCode
 
 
 def validate_isr_change(

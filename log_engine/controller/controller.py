@@ -63,6 +63,7 @@ from log_engine.controller.topics import (
     delete_topic_records,
     refusal,
 )
+from log_engine.errors import ErrorCode
 from log_engine.invariants import check
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.listener import MetadataListener, MetadataUpdate
@@ -78,7 +79,6 @@ from log_engine.metadata.records import (
     UnregisterBrokerRecord,
 )
 from log_engine.metadata.types import PartitionState
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.replication.raft.types import LeaderAndEpoch
 
 T = TypeVar("T")

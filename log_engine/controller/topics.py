@@ -19,6 +19,7 @@ from log_engine.controller.config import ControllerConfig
 from log_engine.controller.elections import acceptable_in
 from log_engine.controller.placement import PlacementError, place_replicas
 from log_engine.controller.results import NewTopic, TopicOutcome
+from log_engine.errors import ErrorCode
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.records import (
     TOPIC_RESOURCE,
@@ -28,7 +29,6 @@ from log_engine.metadata.records import (
     RemoveTopicRecord,
     TopicRecord,
 )
-from log_engine.protocol.error_codes import ErrorCode
 
 _LEGAL_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
 _BOOLEAN_KEYS = ("unclean.leader.election.enable",)

@@ -25,8 +25,8 @@ from log_engine.controller.results import (
     ControllerResult,
     IsrChange,
 )
+from log_engine.errors import ErrorCode
 from log_engine.metadata.records import Endpoint
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.protocol.versions import ApiKey
 
 Body = dict[str, Any]

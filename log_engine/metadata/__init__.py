@@ -9,5 +9,6 @@ Modules, one concept each (see docs/cluster.md):
 - ``snapshot``: an image as a snapshot payload (a sequence of records) and back
 - ``listener``: ``MetadataListener`` (a ``RaftListener``) keeping the image current
 - ``publisher``: ``ReplicaStatePublisher``: a broker's replica states to its replica manager
-- ``errors``: the error tree
+
+Errors (``MetadataRecordError``, ``MetadataReplayError``) are in :mod:`log_engine.errors`.
 """

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from log_engine.metadata.errors import MetadataReplayError
+from log_engine.errors import MetadataReplayError
 from log_engine.metadata.records import (
     FENCE,
     NO_LEADER_CHANGE,

@@ -22,7 +22,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from log_engine.metadata.errors import MetadataRecordError
+from log_engine.errors import EncodeError, MetadataRecordError, ProtocolDecodeError
 from log_engine.metadata.schemas import (
     BROKER_REGISTRATION_CHANGE,
     CONFIG,
@@ -39,7 +39,6 @@ from log_engine.metadata.schemas import (
     UNREGISTER_BROKER,
 )
 from log_engine.metadata.types import BrokerEndpoint
-from log_engine.protocol.errors import EncodeError, ProtocolDecodeError
 from log_engine.protocol.schema import Message
 from log_engine.protocol.types import Reader, Writer
 

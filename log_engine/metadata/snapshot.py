@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 
-from log_engine.metadata.errors import MetadataRecordError
+from log_engine.errors import MetadataRecordError, ProtocolDecodeError
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.records import (
     TOPIC_RESOURCE,
@@ -30,7 +30,6 @@ from log_engine.metadata.records import (
     decode_record,
     encode_record,
 )
-from log_engine.protocol.errors import ProtocolDecodeError
 from log_engine.protocol.types import Reader, uvarint_bytes
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from log_engine.controller import IsrChange
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 from tests.unit.controller.harness import Harness
 
 

@@ -11,10 +11,10 @@ from log_engine.controller import (
     ControllerConfig,
     QuorumController,
 )
+from log_engine.errors import ErrorCode
 from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.records import NoOpRecord
 from log_engine.metadata.types import NO_LEADER
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.replication.raft.types import LeaderAndEpoch
 from tests.unit.controller.harness import Harness
 

@@ -9,7 +9,7 @@ import pytest
 
 from log_engine.controller import NewTopic
 from log_engine.controller.placement import PlacementError, place_replicas
-from log_engine.protocol.error_codes import ErrorCode
+from log_engine.errors import ErrorCode
 from tests.unit.controller.harness import Harness
 
 

@@ -6,9 +6,9 @@ import uuid
 from typing import Any
 
 from log_engine.controller.wire import ControllerApis
+from log_engine.errors import ErrorCode
 from log_engine.protocol import encode_request, encode_response, schema_for
 from log_engine.protocol.codec import decode_response
-from log_engine.protocol.error_codes import ErrorCode
 from log_engine.protocol.headers import RequestHeader
 from log_engine.protocol.types import Reader
 from log_engine.protocol.versions import ApiKey

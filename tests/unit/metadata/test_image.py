@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from log_engine.metadata.errors import MetadataRecordError, MetadataReplayError
+from log_engine.errors import MetadataRecordError, MetadataReplayError
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.records import (
     FENCE,

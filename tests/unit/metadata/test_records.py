@@ -7,7 +7,7 @@ import uuid
 import pytest
 from hypothesis import given, settings
 
-from log_engine.metadata.errors import MetadataRecordError
+from log_engine.errors import MetadataRecordError
 from log_engine.metadata.records import (
     RECORD_TYPES,
     FenceBrokerRecord,
