@@ -116,6 +116,9 @@ flags against Kafka's list).
     │   ├── NotLeaderError                                 (also NotLeaderOrFollowerError, 6)
     │   ├── InvalidSnapshotError                           snapshot offset not covered
     │   └── CorruptRaftStateError                          (also KafkaStorageError, 56)
+    ├── MetadataError                                      cluster metadata: abstract
+    │   ├── MetadataRecordError                            bytes that are not a record
+    │   └── MetadataReplayError                            a record the image cannot apply
     └── UnrecognizedKafkaError                             any other code (cached)
 
 Outside the tree, two errors of the protocol codec (both ``ValueError``):
@@ -238,6 +241,9 @@ from log_engine.errors.refinements import (
     LogDirLockedError,
     LogDirOfflineError,
     MalformedRecordError,
+    MetadataError,
+    MetadataRecordError,
+    MetadataReplayError,
     NoOffsetForPartitionError,
     NotLeaderError,
     PartialDeliveryError,
@@ -319,6 +325,9 @@ __all__ = [
     "MalformedRecordError",
     "MemberIdRequiredError",
     "MessageTooLargeError",
+    "MetadataError",
+    "MetadataRecordError",
+    "MetadataReplayError",
     "NetworkExceptionError",
     "NewLeaderElectedError",
     "NoOffsetForPartitionError",

@@ -114,3 +114,19 @@ class InvalidSnapshotError(RaftError):
 
 class CorruptRaftStateError(RaftError, KafkaStorageError):
     """A durable Raft file is unreadable or inconsistent beyond a torn tail."""
+
+
+# Cluster metadata (log_engine.metadata): fatal for a node that meets them in committed
+# entries, since every replica holds the same entries.
+
+
+class MetadataError(KafkaError):
+    """Base class of the metadata layer's errors (answered as UNKNOWN_SERVER_ERROR)."""
+
+
+class MetadataRecordError(MetadataError):
+    """Bytes that are not a metadata record: bad frame, unknown type or version, bad body."""
+
+
+class MetadataReplayError(MetadataError):
+    """A well-formed record the image cannot apply (e.g. a partition of an unknown topic)."""

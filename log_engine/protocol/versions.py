@@ -53,6 +53,10 @@ class ApiKey(IntEnum):
     INIT_PRODUCER_ID = 22
     DESCRIBE_CONFIGS = 32
     CREATE_PARTITIONS = 37
+    ALTER_PARTITION = 56
+    BROKER_REGISTRATION = 62
+    BROKER_HEARTBEAT = 63
+    ALLOCATE_PRODUCER_IDS = 67
 
 
 SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
@@ -108,6 +112,19 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
     }
 )
 """Inclusive (min, max) per api key our client can send (and read the answer of)."""
+
+CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
+    {
+        ApiKey.ALTER_PARTITION: (0, 3),
+        ApiKey.BROKER_REGISTRATION: (0, 4),
+        ApiKey.BROKER_HEARTBEAT: (0, 1),
+        ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
+    }
+)
+"""What a controller serves on its controller listener (Kafka's ``"listeners":
+["controller"]`` APIs), and what a broker sends it there: flexible versions
+included, since only brokers call them. Neither the client listener
+(:data:`SUPPORTED_VERSIONS`) nor our client (:data:`CLIENT_VERSIONS`) has them."""
 
 
 def api_version_entries() -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from log_engine.protocol.apis.admin import (
     DESCRIBE_CONFIGS_RESPONSE,
 )
 from log_engine.protocol.apis.api_versions import API_VERSIONS_REQUEST, API_VERSIONS_RESPONSE
+from log_engine.protocol.apis.controller_apis import CONTROLLER_API_PAIRS
 from log_engine.protocol.apis.fetch import FETCH_REQUEST, FETCH_RESPONSE
 from log_engine.protocol.apis.group import (
     DESCRIBE_GROUPS_REQUEST,
@@ -79,6 +80,7 @@ _PAIRS = (
     (INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
     (DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
     (CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
+    *CONTROLLER_API_PAIRS,
 )
 
 REQUESTS: Mapping[ApiKey, Message] = MappingProxyType(

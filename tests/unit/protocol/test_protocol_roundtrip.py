@@ -23,6 +23,7 @@ from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import Reader
 from log_engine.protocol.versions import (
     CLIENT_VERSIONS,
+    CONTROLLER_VERSIONS,
     SUPPORTED_VERSIONS,
     ApiKey,
     is_supported,
@@ -88,9 +89,10 @@ def test_every_client_version_has_compiled_schemas() -> None:
 
 
 def test_every_api_key_but_sasl_is_declared_and_served() -> None:
-    served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE}
+    controller = set(CONTROLLER_VERSIONS)  # served on the controller listener only
+    served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE} - controller
     assert set(SUPPORTED_VERSIONS) == served == set(CLIENT_VERSIONS)
-    assert set(REQUESTS) == served == set(RESPONSES)
+    assert set(REQUESTS) == served | controller == set(RESPONSES)
     for key in served:
         # the declarations cover both tables: the broker serves classic versions only,
         # the client speaks up to the newest declared versions, flexible ones included
@@ -100,6 +102,15 @@ def test_every_api_key_but_sasl_is_declared_and_served() -> None:
         assert not REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][1])
         assert RESPONSES[key].versions == REQUESTS[key].versions
         assert RESPONSES[key].flexible == REQUESTS[key].flexible
+
+
+def test_controller_apis_are_flexible_and_declared_for_their_versions() -> None:
+    assert set(CONTROLLER_VERSIONS) == {56, 62, 63, 67}
+    for key, (lo, hi) in CONTROLLER_VERSIONS.items():
+        assert REQUESTS[key].versions == (lo, hi) == RESPONSES[key].versions
+        assert key not in CLIENT_VERSIONS
+        assert REQUESTS[key].is_flexible(lo) and RESPONSES[key].is_flexible(lo)
+        assert not is_supported(key, lo)  # not on the client listener
 
 
 def test_supported_table_is_the_non_flexible_subset() -> None:

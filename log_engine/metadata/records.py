@@ -1,0 +1,457 @@
+"""Metadata records in KRaft's shapes, and their framing: one record = one Raft entry.
+
+Each record type is declared once with the protocol's schema DSL in ``schemas.py``
+(field lists and versions as Kafka's ``metadata/src/main/resources/common/metadata/*.json``;
+all flexible from v0), so a record written here reads as Kafka's and back. A record
+on the wire (Kafka's ``MetadataRecordSerde``)::
+
+    frame version : unsigned varint  (always 1)
+    record type   : unsigned varint  (the record's "api key": 0 RegisterBroker, 2 Topic, ...)
+    version       : unsigned varint
+    body          : the flexible encoding of that version (ends with a tagged-field section)
+
+:func:`encode_record` writes the version in each class's ``WRITE_VERSION``;
+:func:`decode_record` reads every declared version and refuses trailing bytes.
+In Python a record is a frozen dataclass (``MetadataRecord``); broker ids lists
+are tuples, topic ids ``uuid.UUID``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from log_engine.errors import EncodeError, MetadataRecordError, ProtocolDecodeError
+from log_engine.metadata.schemas import (
+    BROKER_REGISTRATION_CHANGE,
+    CONFIG,
+    FENCE_BROKER,
+    NO_LEADER_CHANGE,
+    NO_OP,
+    PARTITION,
+    PARTITION_CHANGE,
+    PRODUCER_IDS,
+    REGISTER_BROKER,
+    REMOVE_TOPIC,
+    TOPIC,
+    UNFENCE_BROKER,
+    UNREGISTER_BROKER,
+)
+from log_engine.metadata.types import BrokerEndpoint
+from log_engine.protocol.schema import Message
+from log_engine.protocol.types import Reader, Writer
+
+FRAME_VERSION = 1
+TOPIC_RESOURCE = 2
+BROKER_RESOURCE = 4
+"""``ConfigRecord.resource_type`` values (Kafka's ConfigResource.Type)."""
+
+FENCE, FENCING_NONE, UNFENCE = 1, 0, -1
+"""``BrokerRegistrationChangeRecord.fenced`` values."""
+
+# ---- the Python side -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """A listener as RegisterBrokerRecord carries it (with Kafka's security protocol id)."""
+
+    name: str
+    host: str
+    port: int
+    security_protocol: int = 0  # PLAINTEXT
+
+    def broker_endpoint(self) -> BrokerEndpoint:
+        return BrokerEndpoint(self.name, self.host, self.port)
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterBrokerRecord:
+    """A broker registered (or re-registered) with a new epoch; starts fenced."""
+
+    MESSAGE: ClassVar[Message] = REGISTER_BROKER
+    WRITE_VERSION: ClassVar[int] = 3
+
+    broker_id: int
+    incarnation_id: uuid.UUID
+    broker_epoch: int
+    endpoints: tuple[Endpoint, ...] = ()
+    rack: str | None = None
+    fenced: bool = True
+    in_controlled_shutdown: bool = False
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "broker_id": self.broker_id,
+            "incarnation_id": self.incarnation_id,
+            "broker_epoch": self.broker_epoch,
+            "end_points": [
+                {
+                    "name": e.name,
+                    "host": e.host,
+                    "port": e.port,
+                    "security_protocol": e.security_protocol,
+                }
+                for e in self.endpoints
+            ],
+            "rack": self.rack,
+            "fenced": self.fenced,
+            "in_controlled_shutdown": self.in_controlled_shutdown,
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> RegisterBrokerRecord:
+        return cls(
+            body["broker_id"],
+            body["incarnation_id"],
+            body["broker_epoch"],
+            tuple(
+                Endpoint(e["name"], e["host"], e["port"], e["security_protocol"])
+                for e in body["end_points"]
+            ),
+            body["rack"],
+            body["fenced"],
+            body["in_controlled_shutdown"],
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class UnregisterBrokerRecord:
+    """A broker's registration is removed."""
+
+    MESSAGE: ClassVar[Message] = UNREGISTER_BROKER
+    WRITE_VERSION: ClassVar[int] = 0
+
+    broker_id: int
+    broker_epoch: int
+
+    def to_body(self) -> dict[str, Any]:
+        return {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch}
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> UnregisterBrokerRecord:
+        return cls(body["broker_id"], body["broker_epoch"])
+
+
+@dataclass(frozen=True, slots=True)
+class FenceBrokerRecord:
+    """The broker (at that epoch) is fenced: it may not lead nor join an ISR."""
+
+    MESSAGE: ClassVar[Message] = FENCE_BROKER
+    WRITE_VERSION: ClassVar[int] = 0
+
+    broker_id: int
+    broker_epoch: int
+
+    def to_body(self) -> dict[str, Any]:
+        return {"id": self.broker_id, "epoch": self.broker_epoch}
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> FenceBrokerRecord:
+        return cls(body["id"], body["epoch"])
+
+
+@dataclass(frozen=True, slots=True)
+class UnfenceBrokerRecord:
+    """The broker (at that epoch) caught up and is unfenced."""
+
+    MESSAGE: ClassVar[Message] = UNFENCE_BROKER
+    WRITE_VERSION: ClassVar[int] = 0
+
+    broker_id: int
+    broker_epoch: int
+
+    def to_body(self) -> dict[str, Any]:
+        return {"id": self.broker_id, "epoch": self.broker_epoch}
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> UnfenceBrokerRecord:
+        return cls(body["id"], body["epoch"])
+
+
+@dataclass(frozen=True, slots=True)
+class BrokerRegistrationChangeRecord:
+    """A change of a registration's flags: ``fenced`` is FENCE, UNFENCE or FENCING_NONE."""
+
+    MESSAGE: ClassVar[Message] = BROKER_REGISTRATION_CHANGE
+    WRITE_VERSION: ClassVar[int] = 1
+
+    broker_id: int
+    broker_epoch: int
+    fenced: int = FENCING_NONE
+    in_controlled_shutdown: int = 0
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "broker_id": self.broker_id,
+            "broker_epoch": self.broker_epoch,
+            "fenced": self.fenced,
+            "in_controlled_shutdown": self.in_controlled_shutdown,
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> BrokerRegistrationChangeRecord:
+        return cls(
+            body["broker_id"], body["broker_epoch"], body["fenced"], body["in_controlled_shutdown"]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRecord:
+    """A topic is created with a name and an id (its partitions follow)."""
+
+    MESSAGE: ClassVar[Message] = TOPIC
+    WRITE_VERSION: ClassVar[int] = 0
+
+    name: str
+    topic_id: uuid.UUID
+
+    def to_body(self) -> dict[str, Any]:
+        return {"name": self.name, "topic_id": self.topic_id}
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> TopicRecord:
+        return cls(body["name"], body["topic_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionRecord:
+    """A partition's whole state (on creation, and in snapshots)."""
+
+    MESSAGE: ClassVar[Message] = PARTITION
+    WRITE_VERSION: ClassVar[int] = 0
+
+    topic_id: uuid.UUID
+    partition_id: int
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+    leader: int
+    leader_epoch: int = 0
+    partition_epoch: int = 0
+    removing_replicas: tuple[int, ...] = ()
+    adding_replicas: tuple[int, ...] = ()
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "partition_id": self.partition_id,
+            "topic_id": self.topic_id,
+            "replicas": list(self.replicas),
+            "isr": list(self.isr),
+            "removing_replicas": list(self.removing_replicas),
+            "adding_replicas": list(self.adding_replicas),
+            "leader": self.leader,
+            "leader_epoch": self.leader_epoch,
+            "partition_epoch": self.partition_epoch,
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> PartitionRecord:
+        return cls(
+            body["topic_id"],
+            body["partition_id"],
+            tuple(body["replicas"]),
+            tuple(body["isr"]),
+            body["leader"],
+            body["leader_epoch"],
+            body["partition_epoch"],
+            tuple(body["removing_replicas"]),
+            tuple(body["adding_replicas"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionChangeRecord:
+    """A change of one partition: ``None`` / NO_LEADER_CHANGE for what stays.
+
+    Applying it bumps the partition epoch, and the leader epoch when ``leader``
+    is set (even to -1), as Kafka's ``PartitionRegistration.merge``.
+    """
+
+    MESSAGE: ClassVar[Message] = PARTITION_CHANGE
+    WRITE_VERSION: ClassVar[int] = 0
+
+    topic_id: uuid.UUID
+    partition_id: int
+    isr: tuple[int, ...] | None = None
+    leader: int = NO_LEADER_CHANGE
+    replicas: tuple[int, ...] | None = None
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "partition_id": self.partition_id,
+            "topic_id": self.topic_id,
+            "isr": None if self.isr is None else list(self.isr),
+            "leader": self.leader,
+            "replicas": None if self.replicas is None else list(self.replicas),
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> PartitionChangeRecord:
+        isr, replicas = body["isr"], body["replicas"]
+        return cls(
+            body["topic_id"],
+            body["partition_id"],
+            None if isr is None else tuple(isr),
+            body["leader"],
+            None if replicas is None else tuple(replicas),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveTopicRecord:
+    """A topic and its partitions and configs are deleted."""
+
+    MESSAGE: ClassVar[Message] = REMOVE_TOPIC
+    WRITE_VERSION: ClassVar[int] = 0
+
+    topic_id: uuid.UUID
+
+    def to_body(self) -> dict[str, Any]:
+        return {"topic_id": self.topic_id}
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> RemoveTopicRecord:
+        return cls(body["topic_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigRecord:
+    """One config key of a resource (topic, broker) set; ``value=None`` removes it."""
+
+    MESSAGE: ClassVar[Message] = CONFIG
+    WRITE_VERSION: ClassVar[int] = 0
+
+    resource_type: int
+    resource_name: str
+    name: str
+    value: str | None
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "resource_type": self.resource_type,
+            "resource_name": self.resource_name,
+            "name": self.name,
+            "value": self.value,
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ConfigRecord:
+        return cls(body["resource_type"], body["resource_name"], body["name"], body["value"])
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerIdsRecord:
+    """A block of producer ids went to a broker; ``next_producer_id`` is the next block's start."""
+
+    MESSAGE: ClassVar[Message] = PRODUCER_IDS
+    WRITE_VERSION: ClassVar[int] = 0
+
+    broker_id: int
+    broker_epoch: int
+    next_producer_id: int
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "broker_id": self.broker_id,
+            "broker_epoch": self.broker_epoch,
+            "next_producer_id": self.next_producer_id,
+        }
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> ProducerIdsRecord:
+        return cls(body["broker_id"], body["broker_epoch"], body["next_producer_id"])
+
+
+@dataclass(frozen=True, slots=True)
+class NoOpRecord:
+    """Changes nothing; a new active controller appends one to learn when it is caught up."""
+
+    MESSAGE: ClassVar[Message] = NO_OP
+    WRITE_VERSION: ClassVar[int] = 0
+
+    def to_body(self) -> dict[str, Any]:
+        return {}
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> NoOpRecord:
+        return cls()
+
+
+MetadataRecord = (
+    RegisterBrokerRecord
+    | UnregisterBrokerRecord
+    | FenceBrokerRecord
+    | UnfenceBrokerRecord
+    | BrokerRegistrationChangeRecord
+    | TopicRecord
+    | PartitionRecord
+    | PartitionChangeRecord
+    | RemoveTopicRecord
+    | ConfigRecord
+    | ProducerIdsRecord
+    | NoOpRecord
+)
+
+RECORD_TYPES: dict[int, type[MetadataRecord]] = {
+    cls.MESSAGE.api_key: cls  # type: ignore[misc]
+    for cls in (
+        RegisterBrokerRecord,
+        UnregisterBrokerRecord,
+        FenceBrokerRecord,
+        UnfenceBrokerRecord,
+        BrokerRegistrationChangeRecord,
+        TopicRecord,
+        PartitionRecord,
+        PartitionChangeRecord,
+        RemoveTopicRecord,
+        ConfigRecord,
+        ProducerIdsRecord,
+        NoOpRecord,
+    )
+}
+"""Record type (Kafka's metadata "api key") -> class."""
+
+
+def encode_record(record: MetadataRecord, version: int | None = None) -> bytes:
+    """Frame and encode ``record`` at ``version`` (default: its ``WRITE_VERSION``)."""
+    message = record.MESSAGE
+    version = record.WRITE_VERSION if version is None else version
+    writer = Writer(inline=True)
+    writer.uvarint(FRAME_VERSION)
+    writer.uvarint(message.api_key)
+    writer.uvarint(version)
+    try:
+        message.schema(version).write(writer, record.to_body())
+    except (EncodeError, ValueError) as exc:
+        raise MetadataRecordError(f"cannot encode {record!r:.200}: {exc}") from exc
+    return bytes(writer.buf)
+
+
+def decode_record(data: bytes | bytearray | memoryview) -> MetadataRecord:
+    """Read one framed record; :class:`MetadataRecordError` for anything else."""
+    reader = Reader(data)
+    try:
+        frame_version = reader.uvarint()
+        if frame_version != FRAME_VERSION:
+            raise MetadataRecordError(
+                f"metadata record frame version {frame_version} (only {FRAME_VERSION} is known)"
+            )
+        record_type = reader.uvarint()
+        version = reader.uvarint()
+        cls = RECORD_TYPES.get(record_type)
+        if cls is None:
+            raise MetadataRecordError(f"unknown metadata record type {record_type}")
+        lo, hi = cls.MESSAGE.versions
+        if not lo <= version <= hi:
+            raise MetadataRecordError(
+                f"{cls.MESSAGE.name} version {version} is not known (versions {lo}-{hi})"
+            )
+        body = cls.MESSAGE.schema(version).read(reader)
+    except ProtocolDecodeError as exc:
+        raise MetadataRecordError(f"malformed metadata record: {exc}") from exc
+    if reader.remaining:
+        raise MetadataRecordError(
+            f"{reader.remaining} bytes after a {cls.MESSAGE.name} v{version} record"
+        )
+    return cls.from_body(body)
