@@ -27,6 +27,16 @@ from log_engine.protocol.error_codes import ErrorCode
 
 log = logging.getLogger(__name__)
 
+_CLUSTER_ID_SHIFT = 40
+"""In a cluster, a producer id carries its broker's id above this bit.
+
+Each broker's :class:`ProducerIdManager` counts on its own, so two producers
+initialized on two brokers would get the same id, and the leader would take
+one's batches for the other's duplicates. Until the controller hands out id
+blocks (Kafka's AllocateProducerIds), ``(node.id + 1) << 40 | local id`` keeps
+ids unique across the cluster; a single node keeps its plain ids.
+"""
+
 
 Waits = list[tuple[dict[str, Any], "asyncio.Future[int]"]]
 
@@ -148,4 +158,6 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
             "producer_id": -1,
             "producer_epoch": -1,
         }
+    if ctx.broker.replicas.clustered:
+        producer_id |= (ctx.broker.node_id + 1) << _CLUSTER_ID_SHIFT
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}
