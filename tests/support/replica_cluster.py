@@ -140,10 +140,10 @@ class TestController:
 
     async def _same_log_end(self, topic: str, index: int, nodes: list[int]) -> None:
         while True:
-            ends = {n: self.brokers[n].topics.partition(topic, index) for n in nodes}
-            if all(p is not None for p in ends.values()):
-                if len({p.log.log_end_offset for p in ends.values() if p is not None}) == 1:
-                    return
+            parts = [self.brokers[n].topics.partition(topic, index) for n in nodes]
+            ends = {p.log.log_end_offset if p is not None else -1 for p in parts}
+            if len(ends) == 1 and -1 not in ends:
+                return
             await asyncio.sleep(0.05)
 
 
