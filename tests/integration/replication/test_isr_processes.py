@@ -1,0 +1,122 @@
+"""ISR replication among three broker processes: kill -9 of the leader, failover, rejoin.
+
+A paused (SIGSTOP) follower leaves the ISR and rejoins after SIGCONT. The
+test is the controller (``tests/support/replica_processes.py``): it
+elects the next leader from the ISR after killing the old one, as the active
+controller will once it exists. librdkafka, idempotent with acks=all, keeps
+producing through the failover; at the end every acknowledged record is in
+every replica's log, once, at its acknowledged offset, and the three logs
+are byte-identical.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import confluent_kafka
+
+from log_engine.records import decode_batch, iter_batches
+from log_engine.storage.config import LogConfig
+from log_engine.storage.partition_log import PartitionLog
+from tests.support.replica_processes import ProcessController
+
+TOPIC = "failover"
+
+
+def _log_bytes(directory: Path) -> bytes:
+    log = PartitionLog.open(directory, LogConfig.from_properties({}))
+    try:
+        out = bytearray()
+        offset = log.log_start_offset
+        while offset < log.log_end_offset:
+            result = log.read(offset, 1 << 20)
+            out += result.read_bytes()
+            offset = result.next_offset
+        return bytes(out)
+    finally:
+        log.close()
+
+
+def _values_by_offset(data: bytes) -> dict[int, bytes]:
+    out: dict[int, bytes] = {}
+    for pos, _ in iter_batches(data):
+        _, records = decode_batch(data, pos)
+        for record in records:
+            assert record.offset not in out
+            out[record.offset] = bytes(record.value or b"")
+    return out
+
+
+class _Acks:
+    """Delivery reports of one librdkafka producer."""
+
+    def __init__(self) -> None:
+        self.by_offset: dict[int, bytes] = {}
+        self.errors: list[object] = []
+        self._lock = threading.Lock()
+
+    def __call__(self, err: object, msg: confluent_kafka.Message) -> None:
+        with self._lock:
+            if err is not None:
+                self.errors.append(err)
+            else:
+                self.by_offset[msg.offset()] = msg.value()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self.by_offset)
+
+
+def test_kill_9_of_the_leader_loses_no_acknowledged_record(tmp_path: Path) -> None:
+    cluster = ProcessController(
+        tmp_path, **{"replica.lag.time.max.ms": "1000", "min.insync.replicas": "2"}
+    )
+    try:
+        cluster.start_all()
+        cluster.create_topic(TOPIC)
+        acks = _Acks()
+        producer = confluent_kafka.Producer(
+            {
+                "bootstrap.servers": cluster.bootstrap,
+                "acks": "all",
+                "enable.idempotence": True,
+                "linger.ms": 5,
+                "retry.backoff.ms": 50,
+            }
+        )
+        for i in range(300):
+            producer.produce(TOPIC, b"before-%d" % i, partition=0, on_delivery=acks)
+        assert producer.flush(60) == 0
+
+        cluster.pause(3)  # SIGSTOP: out of the ISR after replica.lag.time.max.ms
+        for i in range(100):
+            producer.produce(TOPIC, b"paused-%d" % i, partition=0, on_delivery=acks)
+        assert producer.flush(60) == 0  # acknowledged once the ISR is {1, 2}
+        assert cluster.isr(TOPIC) == {1, 2}
+        cluster.resume(3)
+        cluster.wait_for_isr(TOPIC, {1, 2, 3})
+
+        for i in range(300):  # partly in flight while the leader dies
+            producer.produce(TOPIC, b"during-%d" % i, partition=0, on_delivery=acks)
+        while len(acks) < 500:
+            producer.poll(0.001)
+        cluster.kill(1)
+        cluster.elect(TOPIC, leader=2, isr=(2, 3))
+        assert producer.flush(120) == 0
+
+        cluster.start(1)  # back as a follower: truncates its unacknowledged tail, catches up
+        cluster.wait_for_isr(TOPIC, {1, 2, 3})
+        producer.produce(TOPIC, b"after", partition=0, on_delivery=acks)
+        assert producer.flush(60) == 0  # acks=all with all three in the ISR: all have it
+        assert not acks.errors, acks.errors
+        assert len(acks) == 701
+    finally:
+        cluster.stop_all()
+
+    logs = [_log_bytes(tmp_path / f"broker{n}" / f"{TOPIC}-0") for n in (1, 2, 3)]
+    assert logs[0] == logs[1] == logs[2]
+    stored = _values_by_offset(logs[0])
+    for offset, value in acks.by_offset.items():
+        assert stored[offset] == value
+    assert sorted(stored.values()) == sorted(acks.by_offset.values())  # each once
