@@ -116,7 +116,10 @@ class Partition:
         self.log.leader_epochs.assign(state.leader_epoch, end)
         self.leader_epoch = state.leader_epoch
         self.state = state
+        previous = self.leader_state
         self.leader_state = LeaderState(state, node_id, end, now_ms)
+        if previous is not None:  # re-elected: acks=all requests keep waiting
+            self.leader_state.waiters = previous.waiters
         self.maybe_advance_high_watermark()
         self._wake()
 

@@ -45,7 +45,7 @@ _FETCH_VERSION_MAX = 11  # the classic versions (replica id in the body)
 _EPOCH_VERSION_MAX = 3
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class FetchPartition:
     """One partition this fetcher copies, in one leader epoch."""
 
@@ -184,7 +184,7 @@ class ReplicaFetcher:
         for topic in response["topics"]:
             for answer in topic["partitions"]:
                 found = self._partitions.get((topic["topic"], answer["partition"]))
-                if found is not None and found in entries:
+                if found is not None and any(found is asked for asked in entries):
                     self._apply_epoch_answer(found, answer)
 
     def _apply_epoch_answer(self, entry: FetchPartition, answer: dict[str, Any]) -> None:

@@ -56,7 +56,7 @@ class ReplicaManager:
         self.states: dict[tuple[str, int], PartitionState] = {}
         """Every partition state applied, hosted here or not (Metadata answers from them)."""
         self._fetchers: dict[tuple[int, int], ReplicaFetcher] = {}
-        self._alters: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[None]] = set()
         self._isr_check: asyncio.Task[None] | None = None
 
     @property
@@ -65,7 +65,12 @@ class ReplicaManager:
         return bool(self.states)
 
     def apply(self, states: Iterable[PartitionState], brokers: Mapping[int, BrokerInfo]) -> None:
-        """Make this broker leader or follower of each partition per the controller's states."""
+        """Make this broker leader or follower of each partition per the controller's states.
+
+        Call on the broker's event loop, after ``broker.start()``. Synchronous:
+        role changes happen before it returns; truncation and fetching follow
+        in the fetcher tasks.
+        """
         self.brokers = dict(brokers)
         now_ms = _now_ms()
         for state in states:
@@ -155,7 +160,7 @@ class ReplicaManager:
             endpoint = info.endpoint(listener) if info is not None else None
             if len(fetcher) == 0 or endpoint != fetcher.endpoint:
                 del self._fetchers[key]
-                asyncio.get_running_loop().create_task(fetcher.stop())
+                self._track(asyncio.get_running_loop().create_task(fetcher.stop()))
                 if len(fetcher) and endpoint is not None:
                     moved = ReplicaFetcher(
                         self.node_id,
@@ -202,9 +207,12 @@ class ReplicaManager:
         leader = partition.leader_state
         assert leader is not None
         leader.pending_isr = new_isr
-        task = asyncio.get_running_loop().create_task(self._send_alter(partition, new_isr))
-        self._alters.add(task)
-        task.add_done_callback(self._alters.discard)
+        self._track(asyncio.get_running_loop().create_task(self._send_alter(partition, new_isr)))
+
+    def _track(self, task: asyncio.Task[None]) -> None:
+        """Keep a background task referenced until it ends (and cancel it at stop)."""
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _send_alter(self, partition: Partition, new_isr: tuple[int, ...]) -> None:
         leader = partition.leader_state
@@ -246,7 +254,7 @@ class ReplicaManager:
 
     async def stop(self) -> None:
         """Stop fetchers, the ISR check and pending ISR changes."""
-        tasks = [t for t in (self._isr_check, *self._alters) if t is not None]
+        tasks = [t for t in (self._isr_check, *self._background) if t is not None]
         for task in tasks:
             task.cancel()
         for task in tasks:

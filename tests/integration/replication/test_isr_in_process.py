@@ -70,7 +70,9 @@ async def _connection(controller: TestController, node_id: int) -> BrokerConnect
     return await BrokerConnection.open("127.0.0.1", port, config, node_id)
 
 
-async def _consumer_fetch(conn: BrokerConnection, offset: int) -> dict[str, object]:
+async def _consumer_fetch(
+    conn: BrokerConnection, offset: int, current_leader_epoch: int = -1
+) -> dict[str, object]:
     body = {
         "replica_id": -1,
         "max_wait_ms": 0,
@@ -85,7 +87,7 @@ async def _consumer_fetch(conn: BrokerConnection, offset: int) -> dict[str, obje
                 "partitions": [
                     {
                         "partition": 0,
-                        "current_leader_epoch": -1,
+                        "current_leader_epoch": current_leader_epoch,
                         "fetch_offset": offset,
                         "last_fetched_epoch": -1,
                         "log_start_offset": -1,
@@ -102,12 +104,14 @@ async def _consumer_fetch(conn: BrokerConnection, offset: int) -> dict[str, obje
     return partition
 
 
-async def _produce_raw(conn: BrokerConnection, acks: int, value: bytes) -> int:
+async def _produce_raw(
+    conn: BrokerConnection, acks: int, value: bytes, timeout_ms: int = 30_000
+) -> int:
     batch = build_batch([Record(None, value)])
     body = {
         "transactional_id": None,
         "acks": acks,
-        "timeout_ms": 30_000,
+        "timeout_ms": timeout_ms,
         "topic_data": [
             {"name": TOPIC, "partition_data": [{"index": 0, "records": batch}]},
         ],
@@ -163,6 +167,39 @@ async def test_produce_and_fetch_on_a_follower_get_not_leader(cluster: TestContr
         assert fetched["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
     finally:
         conn.close()
+
+
+async def test_a_fetch_naming_another_leader_epoch_is_refused(cluster: TestController) -> None:
+    conn = await _connection(cluster, 1)
+    try:
+        assert (await _consumer_fetch(conn, 0, current_leader_epoch=1))["error_code"] == 0
+        old = await _consumer_fetch(conn, 0, current_leader_epoch=0)
+        assert old["error_code"] == ErrorCode.FENCED_LEADER_EPOCH
+        new = await _consumer_fetch(conn, 0, current_leader_epoch=2)
+        assert new["error_code"] == ErrorCode.UNKNOWN_LEADER_EPOCH
+    finally:
+        conn.close()
+
+
+async def test_acks_all_times_out_while_an_isr_member_lags(tmp_path: Path) -> None:
+    cluster = TestController(tmp_path, **{"replica.lag.time.max.ms": "600000"})
+    await cluster.start_all()
+    try:
+        cluster.create_topic(TOPIC)
+        await _produce_ours(cluster.bootstrap, [b"first"])
+        await cluster.stop(3)  # still in the ISR: nothing shrinks it for 10 minutes
+        conn = await _connection(cluster, 1)
+        try:
+            code = await _produce_raw(conn, -1, b"stuck", timeout_ms=200)
+            assert code == ErrorCode.REQUEST_TIMED_OUT
+            assert await _produce_raw(conn, 1, b"acks-1") == 0
+        finally:
+            conn.close()
+        leader = cluster.brokers[1].topics.partition(TOPIC, 0)
+        assert leader is not None and leader.high_watermark == 1
+        assert leader.log.log_end_offset == 3
+    finally:
+        await cluster.stop_all()
 
 
 async def test_consumers_never_see_above_the_high_watermark(cluster: TestController) -> None:
