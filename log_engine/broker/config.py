@@ -201,6 +201,12 @@ class BrokerConfig(BaseModel):
             "returned even when larger)."
         ),
     )
+    replica_high_watermark_checkpoint_interval_ms: int = Field(
+        5_000,
+        alias="replica.high.watermark.checkpoint.interval.ms",
+        ge=10,
+        description="How often replicated partitions' high watermarks are saved to disk.",
+    )
     num_replica_fetchers: int = Field(
         1,
         alias="num.replica.fetchers",

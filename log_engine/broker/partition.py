@@ -107,11 +107,14 @@ class Partition:
 
     # -- role changes (the replica manager calls these) ----------------------------------
 
+    def restore_high_watermark(self, offset: int) -> None:
+        """Before the first state: the HW checkpointed before a restart (at most the log end)."""
+        if self.state is None:
+            self._hw = max(0, min(offset, self.log.log_end_offset))
+
     def become_leader(self, state: PartitionState, node_id: int, now_ms: int) -> None:
         """Lead from the current log end; the new epoch starts there in the checkpoint."""
         end = self.log.log_end_offset
-        if self.state is None:
-            self._hw = 0  # not persisted yet: followers' fetches move it up again
         self._hw = min(self._hw, end)
         self.log.leader_epochs.assign(state.leader_epoch, end)
         self.leader_epoch = state.leader_epoch
@@ -134,8 +137,6 @@ class Partition:
         """Stop serving produce; waiting acks=all requests get NOT_LEADER_OR_FOLLOWER."""
         if self.leader_state is not None:
             self.leader_state.waiters.fail_all(NOT_LEADER)
-        if self.state is None:
-            self._hw = 0
         self.leader_state = None
         self.state = state
         self.leader_epoch = state.leader_epoch

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from log_engine.broker.replica.alter_partition import AlterPartitionSender, NoController
 from log_engine.broker.replica.fetcher import ReplicaFetcher
+from log_engine.broker.replica.hw_checkpoint import HighWatermarkCheckpoint
 from log_engine.metadata.types import NO_LEADER, BrokerInfo, PartitionState
 
 if TYPE_CHECKING:
@@ -58,6 +59,9 @@ class ReplicaManager:
         self._fetchers: dict[tuple[int, int], ReplicaFetcher] = {}
         self._background: set[asyncio.Task[None]] = set()
         self._isr_check: asyncio.Task[None] | None = None
+        self._hw_checkpoint = HighWatermarkCheckpoint(broker.config.log_dir)
+        self._saved_hws: dict[tuple[str, int], int] | None = None
+        self._checkpointing: asyncio.Task[None] | None = None
 
     @property
     def clustered(self) -> bool:
@@ -72,6 +76,8 @@ class ReplicaManager:
         in the fetcher tasks.
         """
         self.brokers = dict(brokers)
+        if self._saved_hws is None:
+            self._saved_hws = self._hw_checkpoint.read()
         now_ms = _now_ms()
         for state in states:
             key = (state.topic, state.partition)
@@ -86,11 +92,15 @@ class ReplicaManager:
                 self._unfollow(state.topic, state.partition)
         self._restart_moved_fetchers()
         if self._isr_check is None:
-            self._isr_check = asyncio.get_running_loop().create_task(self._check_isr_loop())
+            loop = asyncio.get_running_loop()
+            self._isr_check = loop.create_task(self._check_isr_loop())
+            self._checkpointing = loop.create_task(self._checkpoint_loop())
 
     def _apply_one(self, state: PartitionState, now_ms: int) -> None:
         partition = self._broker.topics.ensure_partition(state.topic, state.partition)
         current = partition.state
+        if current is None and self._saved_hws:
+            partition.restore_high_watermark(self._saved_hws.get((state.topic, state.partition), 0))
         if current is not None and current.leader_epoch > state.leader_epoch:
             return
         if current is not None and current.leader_epoch == state.leader_epoch:
@@ -252,9 +262,32 @@ class ReplicaManager:
         )
         leader.pending_isr = None
 
+    # -- high watermark checkpoint --------------------------------------------------------
+
+    def high_watermarks(self) -> dict[tuple[str, int], int]:
+        """The HW of every replicated partition on this broker."""
+        out = {}
+        for topic, index in self.states:
+            partition = self._broker.topics.partition(topic, index)
+            if partition is not None and partition.state is not None:
+                out[(topic, index)] = partition.high_watermark
+        return out
+
+    async def _checkpoint_loop(self) -> None:
+        interval_s = self._broker.config.replica_high_watermark_checkpoint_interval_ms / 1000
+        loop = asyncio.get_running_loop()
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                await loop.run_in_executor(None, self._hw_checkpoint.write, self.high_watermarks())
+            except OSError as exc:
+                log.warning("cannot write %s: %s", self._hw_checkpoint.path, exc)
+
     async def stop(self) -> None:
-        """Stop fetchers, the ISR check and pending ISR changes."""
-        tasks = [t for t in (self._isr_check, *self._background) if t is not None]
+        """Stop fetchers, the ISR check and pending ISR changes; save the high watermarks."""
+        tasks = [
+            t for t in (self._isr_check, self._checkpointing, *self._background) if t is not None
+        ]
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -264,3 +297,8 @@ class ReplicaManager:
         for fetcher in list(self._fetchers.values()):
             await fetcher.stop()
         self._fetchers.clear()
+        if self.states:
+            try:
+                self._hw_checkpoint.write(self.high_watermarks())
+            except OSError as exc:
+                log.warning("cannot write %s: %s", self._hw_checkpoint.path, exc)

@@ -202,6 +202,20 @@ async def test_acks_all_times_out_while_an_isr_member_lags(tmp_path: Path) -> No
         await cluster.stop_all()
 
 
+async def test_a_restarted_leader_keeps_its_high_watermark(cluster: TestController) -> None:
+    await _produce_ours(cluster.bootstrap, [b"committed-%d" % i for i in range(5)])
+    await cluster.stop_all()
+    await cluster.start(1)  # followers still down: only the checkpoint knows the HW
+    leader = cluster.brokers[1].topics.partition(TOPIC, 0)
+    assert leader is not None and leader.leader_state is not None
+    assert leader.high_watermark == 5
+    conn = await _connection(cluster, 1)
+    try:
+        assert await _latest_offset(conn) == 5
+    finally:
+        conn.close()
+
+
 async def test_consumers_never_see_above_the_high_watermark(cluster: TestController) -> None:
     await _produce_ours(cluster.bootstrap, [b"committed-%d" % i for i in range(5)])
     await cluster.wait_replicated(TOPIC, 0, [1, 2, 3])
