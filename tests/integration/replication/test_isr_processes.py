@@ -1,12 +1,12 @@
 """ISR replication among three broker processes: kill -9 of the leader, failover, rejoin.
 
-A paused (SIGSTOP) follower leaves the ISR and rejoins after SIGCONT. The
-test is the controller (``tests/support/replica_processes.py``): it
+The test is the controller (``tests/support/replica_processes.py``): it
 elects the next leader from the ISR after killing the old one, as the active
-controller will once it exists. librdkafka, idempotent with acks=all, keeps
-producing through the failover; at the end every acknowledged record is in
-every replica's log, once, at its acknowledged offset, and the three logs
-are byte-identical.
+controller will once it exists. librdkafka and our client, idempotent with
+acks=all, keep producing through the failover; a paused (SIGSTOP) follower
+leaves the ISR and rejoins after SIGCONT. At the end every acknowledged
+record is in every replica's log, once, at its acknowledged offset, and the
+three logs are byte-identical.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import confluent_kafka
 
+from log_engine.client import SyncProducer
 from log_engine.records import decode_batch, iter_batches
 from log_engine.storage.config import LogConfig
 from log_engine.storage.partition_log import PartitionLog
@@ -97,20 +98,32 @@ def test_kill_9_of_the_leader_loses_no_acknowledged_record(tmp_path: Path) -> No
         cluster.resume(3)
         cluster.wait_for_isr(TOPIC, {1, 2, 3})
 
-        for i in range(300):  # partly in flight while the leader dies
-            producer.produce(TOPIC, b"during-%d" % i, partition=0, on_delivery=acks)
-        while len(acks) < 500:
-            producer.poll(0.001)
-        cluster.kill(1)
-        cluster.elect(TOPIC, leader=2, isr=(2, 3))
-        assert producer.flush(120) == 0
+        ours = SyncProducer(
+            {"bootstrap.servers": cluster.bootstrap, "acks": "all", "enable.idempotence": True}
+        )
+        try:
+            ours_futures = [
+                ours.send(TOPIC, b"ours-%d" % i, partition=0) for i in range(300)
+            ]  # and our client's records too, partly in flight while the leader dies
+            for i in range(300):
+                producer.produce(TOPIC, b"during-%d" % i, partition=0, on_delivery=acks)
+            while len(acks) < 500:
+                producer.poll(0.001)
+            cluster.kill(1)
+            cluster.elect(TOPIC, leader=2, isr=(2, 3))
+            assert producer.flush(120) == 0
+            ours.flush(120)
+            for i, future in enumerate(ours_futures):
+                acks.by_offset[future.result().offset] = b"ours-%d" % i
+        finally:
+            ours.close()
 
         cluster.start(1)  # back as a follower: truncates its unacknowledged tail, catches up
         cluster.wait_for_isr(TOPIC, {1, 2, 3})
         producer.produce(TOPIC, b"after", partition=0, on_delivery=acks)
         assert producer.flush(60) == 0  # acks=all with all three in the ISR: all have it
         assert not acks.errors, acks.errors
-        assert len(acks) == 701
+        assert len(acks) == 1001
     finally:
         cluster.stop_all()
 
