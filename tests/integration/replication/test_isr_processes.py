@@ -133,3 +133,45 @@ def test_kill_9_of_the_leader_loses_no_acknowledged_record(tmp_path: Path) -> No
     for offset, value in acks.by_offset.items():
         assert stored[offset] == value
     assert sorted(stored.values()) == sorted(acks.by_offset.values())  # each once
+
+
+def _produce(bootstrap: str, acks: str, values: list[bytes]) -> _Acks:
+    delivered = _Acks()
+    producer = confluent_kafka.Producer(
+        {"bootstrap.servers": bootstrap, "acks": acks, "enable.idempotence": acks == "all"}
+    )
+    for value in values:
+        producer.produce(TOPIC, value, partition=0, on_delivery=delivered)
+    assert producer.flush(60) == 0
+    assert not delivered.errors, delivered.errors
+    return delivered
+
+
+def test_a_killed_leader_truncates_what_it_alone_had(tmp_path: Path) -> None:
+    cluster = ProcessController(tmp_path, **{"min.insync.replicas": "2"})
+    try:
+        cluster.start_all()
+        cluster.create_topic(TOPIC)
+        committed = _produce(cluster.bootstrap, "all", [b"committed-%d" % i for i in range(50)])
+        cluster.kill(2)  # both followers die; the ISR is still {1, 2, 3}
+        cluster.kill(3)
+        _produce(cluster.bootstrap, "1", [b"only-on-1-%d" % i for i in range(20)])
+        cluster.kill(1)
+        cluster.start(2)
+        cluster.start(3)
+        cluster.elect(TOPIC, leader=2, isr=(2, 3))
+        after = _produce(cluster.bootstrap, "all", [b"after-%d" % i for i in range(30)])
+        assert sorted(after.by_offset) == list(range(50, 80))  # where 1's tail was
+        cluster.start(1)
+        cluster.wait_for_isr(TOPIC, {1, 2, 3})
+        last = _produce(cluster.bootstrap, "all", [b"last"])
+        assert list(last.by_offset) == [80]
+    finally:
+        cluster.stop_all()
+    assert "truncating from 70 to 50" in cluster.nodes[1].log_path.read_text()
+    logs = [_log_bytes(tmp_path / f"broker{n}" / f"{TOPIC}-0") for n in (1, 2, 3)]
+    assert logs[0] == logs[1] == logs[2]
+    stored = _values_by_offset(logs[0])
+    assert not any(v.startswith(b"only-on-1") for v in stored.values())
+    for offset, value in {**committed.by_offset, **after.by_offset}.items():
+        assert stored[offset] == value
