@@ -188,10 +188,9 @@ class Partition:
         """Append the leader's batches as they are (offsets, epochs, producer ids); new log end."""
         if not data:
             return self.log.log_end_offset
-        info = self.log.append(data, assign_offsets=False)
+        self.log.append(data, assign_offsets=False)
         for _, header in iter_batches(data, verify_crc=False):
             self.producers.record(header, header.base_offset, header.max_timestamp)
-        del info
         return self.log.log_end_offset
 
     def set_follower_high_watermark(self, leader_high_watermark: int) -> None:
@@ -206,6 +205,14 @@ class Partition:
         if offset >= self.log.log_end_offset:
             return
         self.log.truncate_to(offset)
+        self._relearn_after_truncation()
+
+    def restart_at(self, offset: int) -> None:
+        """Empty the log and restart it at ``offset`` (the leader's log start is past our end)."""
+        self.log.truncate_fully_and_start_at(offset)
+        self._relearn_after_truncation()
+
+    def _relearn_after_truncation(self) -> None:
         self._hw = min(self._hw, self.log.log_end_offset)
         self.producers = ProducerStateTable()
         self._rebuild_producer_state()

@@ -5,8 +5,11 @@ the current leader epoch (OffsetForLeaderEpoch: "where did my latest epoch
 end on your log?" and cut the local log there, so a follower never keeps
 records the new leader does not have), then sends one Fetch with this
 broker's id as ``replica_id`` for all its partitions. The leader's batches
-are appended as they are (same offsets, epochs, producer ids and sequences)
-and the leader's high watermark is kept, at most the local log end.
+are appended as they are (same offsets, epochs, producer ids and sequences);
+the leader's high watermark is kept, at most the local log end, and its log
+start offset too (DeleteRecords and retention reach followers). A follower
+whose log ends below the leader's log start restarts its log there (at the
+base of the batch holding it: batches are never split).
 
 Errors are per partition: a fenced or unknown leader epoch, or
 NOT_LEADER_OR_FOLLOWER, pauses that partition until the replica manager
@@ -269,7 +272,7 @@ class ReplicaFetcher:
         if code == ErrorCode.OFFSET_OUT_OF_RANGE:
             leader_start = answer.get("log_start_offset", -1)
             if leader_start >= 0 and part.log.log_end_offset < leader_start:
-                part.log.truncate_fully_and_start_at(leader_start)
+                part.restart_at(leader_start)
             else:
                 entry.truncated = False  # ahead of the leader: ask where to cut
             return
@@ -279,6 +282,11 @@ class ReplicaFetcher:
         records = answer.get("records")
         if records:
             data = _whole_batches(memoryview(records))
+            empty = part.log.log_end_offset == part.log.log_start_offset
+            if data and empty:
+                base = read_header(data).base_offset
+                if base < part.log.log_end_offset:  # the batch holding our (empty) log's start
+                    part.restart_at(base)
             try:
                 part.append_replica(data)
             except LogEngineError as exc:
@@ -286,6 +294,9 @@ class ReplicaFetcher:
                 entry.truncated = False
                 self._pause(entry, exc.error_code, "append")
                 return
+        leader_start = answer.get("log_start_offset", -1)
+        if part.log.log_start_offset < leader_start <= part.log.log_end_offset:
+            part.log.delete_records_before(leader_start)  # DeleteRecords, retention
         part.set_follower_high_watermark(answer["high_watermark"])
 
     def _pause(self, entry: FetchPartition, code: int, what: str) -> None:

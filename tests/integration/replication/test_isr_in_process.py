@@ -306,3 +306,22 @@ async def test_after_a_leader_change_a_diverged_follower_truncates(
         follower = cluster.brokers[node].topics.partition(TOPIC, 0)
         assert follower is not None
         assert follower.log.leader_epochs.entries == [(1, 0), (2, 10)]
+
+
+async def test_a_follower_behind_the_leaders_log_start_restarts_there(
+    cluster: TestController,
+) -> None:
+    await _produce_ours(cluster.bootstrap, [b"early-%d" % i for i in range(10)])
+    await cluster.wait_replicated(TOPIC, 0, [1, 2, 3])
+    await cluster.stop(3)
+    cluster.elect(TOPIC, 0, leader=1, isr=(1, 2))  # as the controller would after fencing 3
+    await _produce_ours(cluster.bootstrap, [b"late-%d" % i for i in range(10)])
+    leader = cluster.brokers[1].topics.partition(TOPIC, 0)
+    assert leader is not None
+    leader.log.delete_records_before(15)  # DeleteRecords or retention on the leader
+
+    follower = (await cluster.start(3)).topics.partition(TOPIC, 0)
+    await cluster.wait_for_isr(TOPIC, 0, {1, 2, 3})
+    await cluster.wait_replicated(TOPIC, 0, [1, 3])
+    assert follower is not None and follower.log.log_start_offset == 15
+    assert log_bytes(cluster.brokers[3], TOPIC, 0) == log_bytes(cluster.brokers[1], TOPIC, 0)
