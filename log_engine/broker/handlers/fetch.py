@@ -57,6 +57,9 @@ def _read_all(
             result = _read_replicated(ctx, partition, request, limit, total == 0, replica_id)
         else:
             result = _read_partition(partition, request, limit, first=total == 0)
+            index = request["partition"]
+            if partition is None and ctx.broker.replicas.hosts_elsewhere(topic, index):
+                result["error_code"] = ErrorCode.NOT_LEADER_OR_FOLLOWER
         total += result.pop("_size")
         if partition is not None and result["error_code"] == 0:
             waitable.append(partition)

@@ -94,6 +94,8 @@ def _produce_partition(
     if acks not in (-1, 0, 1):
         return {**result, "error_code": ErrorCode.INVALID_REQUIRED_ACKS}
     if partition is None:
+        if ctx.broker.replicas.hosts_elsewhere(topic, index):
+            return {**result, "error_code": ErrorCode.NOT_LEADER_OR_FOLLOWER}
         return {**result, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     if topic == OFFSETS_TOPIC:
         return {

@@ -89,7 +89,7 @@ class ReplicaManager:
             if self.node_id in state.replicas:
                 self._apply_one(state, now_ms)
             else:
-                self._unfollow(state.topic, state.partition)
+                self._drop(state)
         self._restart_moved_fetchers()
         if self._isr_check is None:
             loop = asyncio.get_running_loop()
@@ -128,6 +128,18 @@ class ReplicaManager:
         self._unfollow(state.topic, state.partition)
         if state.leader != NO_LEADER:
             self._follow(partition, state)
+
+    def _drop(self, state: PartitionState) -> None:
+        """No longer a replica here: stop fetching and serving (the log stays on disk)."""
+        self._unfollow(state.topic, state.partition)
+        partition = self._broker.topics.partition(state.topic, state.partition)
+        if partition is not None and (partition.state is None or partition.state != state):
+            partition.become_follower(state)
+
+    def hosts_elsewhere(self, topic: str, index: int) -> bool:
+        """Whether the controller knows this partition but places no replica here."""
+        state = self.states.get((topic, index))
+        return state is not None and self.node_id not in state.replicas
 
     # -- followers -------------------------------------------------------------------------
 

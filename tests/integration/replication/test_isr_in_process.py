@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 
 import confluent_kafka
@@ -325,3 +326,32 @@ async def test_a_follower_behind_the_leaders_log_start_restarts_there(
     await cluster.wait_replicated(TOPIC, 0, [1, 3])
     assert follower is not None and follower.log.log_start_offset == 15
     assert log_bytes(cluster.brokers[3], TOPIC, 0) == log_bytes(cluster.brokers[1], TOPIC, 0)
+
+
+async def test_a_broker_removed_from_the_replicas_stops_leading(tmp_path: Path) -> None:
+    cluster = TestController(tmp_path)
+    await cluster.start_all()
+    try:
+        cluster.create_topic(TOPIC)
+        await _produce_ours(cluster.bootstrap, [b"x"])
+        await cluster.wait_replicated(TOPIC, 0, [1, 2, 3])
+        state = cluster.states[(TOPIC, 0)]
+        cluster.states[(TOPIC, 0)] = replace(
+            state,
+            leader=2,
+            leader_epoch=2,
+            partition_epoch=2,
+            replicas=(2, 3),
+            isr=(2, 3),
+        )
+        cluster.publish()
+        conn = await _connection(cluster, 1)
+        try:
+            assert await _produce_raw(conn, 1, b"y") == ErrorCode.NOT_LEADER_OR_FOLLOWER
+            fetched = await _consumer_fetch(conn, 0)
+            assert fetched["error_code"] == ErrorCode.NOT_LEADER_OR_FOLLOWER
+        finally:
+            conn.close()
+        assert await _produce_ours(cluster.bootstrap, [b"z"]) == [1]  # clients move to 2
+    finally:
+        await cluster.stop_all()
