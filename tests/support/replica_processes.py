@@ -72,6 +72,8 @@ class ProcessController:
             for n in range(1, count + 1)
         }
         self.states: dict[tuple[str, int], PartitionState] = {}
+        self.isolated: set[int] = set()
+        """Nodes cut off from the controller: no states reach them, their requests are lost."""
         self._lock = threading.RLock()
 
     @property
@@ -148,7 +150,8 @@ class ProcessController:
                 "brokers": [broker_to_json(b) for b in self.infos()],
             }
             for node in self.nodes.values():
-                node.send(message)
+                if node.node_id not in self.isolated:
+                    node.send(message)
 
     def create_topic(self, topic: str, leader: int = 1) -> None:
         replicas = tuple(sorted(self.nodes))
@@ -181,7 +184,7 @@ class ProcessController:
     def _read(self, node: ReplicaNode, stdout: IO[bytes]) -> None:
         for line in stdout:
             message = json.loads(line)
-            if message["type"] == "alter_isr":
+            if message["type"] == "alter_isr" and node.node_id not in self.isolated:
                 node.send(self._alter(message))
 
     def _alter(self, message: dict[str, Any]) -> dict[str, Any]:

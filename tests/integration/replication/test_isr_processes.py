@@ -11,13 +11,18 @@ three logs are byte-identical.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 
 import confluent_kafka
 
 from log_engine.client import SyncProducer
-from log_engine.records import decode_batch, iter_batches
+from log_engine.client.config import ClientConfig
+from log_engine.client.connection import BrokerConnection
+from log_engine.protocol import ApiKey
+from log_engine.protocol.error_codes import ErrorCode
+from log_engine.records import Record, build_batch, decode_batch, iter_batches
 from log_engine.storage.config import LogConfig
 from log_engine.storage.partition_log import PartitionLog
 from tests.support.replica_processes import ProcessController
@@ -173,5 +178,59 @@ def test_a_killed_leader_truncates_what_it_alone_had(tmp_path: Path) -> None:
     assert logs[0] == logs[1] == logs[2]
     stored = _values_by_offset(logs[0])
     assert not any(v.startswith(b"only-on-1") for v in stored.values())
+    for offset, value in {**committed.by_offset, **after.by_offset}.items():
+        assert stored[offset] == value
+
+
+async def _produce_raw(port: int, value: bytes, timeout_ms: int) -> int:
+    config = ClientConfig.from_mapping({"bootstrap.servers": f"127.0.0.1:{port}"})
+    conn = await BrokerConnection.open("127.0.0.1", port, config)
+    try:
+        body = {
+            "transactional_id": None,
+            "acks": -1,
+            "timeout_ms": timeout_ms,
+            "topic_data": [
+                {
+                    "name": TOPIC,
+                    "partition_data": [{"index": 0, "records": build_batch([Record(None, value)])}],
+                }
+            ],
+        }
+        response = await conn.send(ApiKey.PRODUCE, body)
+        return int(response["responses"][0]["partition_responses"][0]["error_code"])
+    finally:
+        conn.close()
+
+
+def test_a_paused_leader_cut_off_from_the_controller_acknowledges_nothing(
+    tmp_path: Path,
+) -> None:
+    cluster = ProcessController(tmp_path, **{"min.insync.replicas": "2"})
+    try:
+        cluster.start_all()
+        cluster.create_topic(TOPIC)
+        committed = _produce(cluster.bootstrap, "all", [b"committed-%d" % i for i in range(20)])
+        cluster.pause(1)  # SIGSTOP past any session timeout...
+        cluster.isolated.add(1)  # ...and it hears nothing from the controller
+        cluster.elect(TOPIC, leader=2, isr=(2, 3))
+        cluster.resume(1)  # a zombie: it still believes it leads epoch 1
+        zombie_port = cluster.nodes[1].port
+        code = asyncio.run(_produce_raw(zombie_port, b"zombie-write", timeout_ms=500))
+        assert code == ErrorCode.REQUEST_TIMED_OUT  # no follower fetches from it: no ack
+        # Clients that ask the zombie for metadata are sent back to it (its view
+        # is stale, as a Kafka zombie's is); these ask the live side.
+        live = ",".join(f"127.0.0.1:{cluster.nodes[n].port}" for n in (2, 3))
+        after = _produce(live, "all", [b"after-%d" % i for i in range(10)])
+        cluster.isolated.discard(1)
+        cluster.publish()  # the zombie learns epoch 2, truncates, follows
+        cluster.wait_for_isr(TOPIC, {1, 2, 3})
+        _produce(cluster.bootstrap, "all", [b"last"])
+    finally:
+        cluster.stop_all()
+    logs = [_log_bytes(tmp_path / f"broker{n}" / f"{TOPIC}-0") for n in (1, 2, 3)]
+    assert logs[0] == logs[1] == logs[2]
+    stored = _values_by_offset(logs[0])
+    assert b"zombie-write" not in stored.values()
     for offset, value in {**committed.by_offset, **after.by_offset}.items():
         assert stored[offset] == value
