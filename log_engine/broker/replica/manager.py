@@ -65,8 +65,8 @@ class ReplicaManager:
 
     @property
     def clustered(self) -> bool:
-        """Whether any partition state was applied (else: the single-node broker)."""
-        return bool(self.states)
+        """Whether brokers or partition states were applied (else: the single-node broker)."""
+        return bool(self.states or self.brokers)
 
     def apply(self, states: Iterable[PartitionState], brokers: Mapping[int, BrokerInfo]) -> None:
         """Make this broker leader or follower of each partition per the controller's states.
