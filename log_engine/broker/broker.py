@@ -17,6 +17,7 @@ from log_engine.broker.config import BrokerConfig, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
+from log_engine.broker.replica.manager import ReplicaManager
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
 from log_engine.records import record_check
@@ -45,6 +46,7 @@ class Broker:
         )
         self.producer_ids: ProducerIdManager
         self.server = BrokerServer(self)
+        self.replicas = ReplicaManager(self)
         self._maintenance: asyncio.Task[None] | None = None
         self._maintenance_run: asyncio.Future[None] | None = None
 
@@ -92,6 +94,7 @@ class Broker:
                 await self._maintenance
         if self._maintenance_run is not None:
             await self._maintenance_run  # a pass in progress ends before the logs close
+        await self.replicas.stop()
         await self.server.stop()
         await self.groups.stop()
         self.logs.close()

@@ -177,6 +177,43 @@ class BrokerConfig(BaseModel):
         ge=1,
         description="Committed offsets of empty groups expire after this long.",
     )
+    replica_lag_time_max_ms: int = Field(
+        30_000,
+        alias="replica.lag.time.max.ms",
+        ge=1,
+        description=(
+            "A follower that has not caught up with the leader's log end for this long "
+            "leaves the ISR (through the controller)."
+        ),
+    )
+    replica_fetch_wait_max_ms: int = Field(
+        500,
+        alias="replica.fetch.wait.max.ms",
+        ge=0,
+        description="How long a follower's Fetch may wait at the leader for new data.",
+    )
+    replica_fetch_max_bytes: int = Field(
+        1_048_576,
+        alias="replica.fetch.max.bytes",
+        ge=1024,
+        description=(
+            "Bytes a follower asks for per partition (at least one whole batch is "
+            "returned even when larger)."
+        ),
+    )
+    replica_high_watermark_checkpoint_interval_ms: int = Field(
+        5_000,
+        alias="replica.high.watermark.checkpoint.interval.ms",
+        ge=10,
+        description="How often replicated partitions' high watermarks are saved to disk.",
+    )
+    num_replica_fetchers: int = Field(
+        1,
+        alias="num.replica.fetchers",
+        ge=1,
+        le=64,
+        description="Fetcher tasks per leader broker; partitions are spread over them.",
+    )
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from log_engine.broker.partition import Partition
 from log_engine.errors import KafkaStorageError
+from log_engine.metadata.types import NO_LEADER, PartitionState
 from log_engine.storage.config import LogConfig
 from log_engine.storage.log_manager import LogManager
 
@@ -135,6 +136,25 @@ class TopicManager:
             return
         for index in range(len(current), count):
             current.append(Partition(topic, index, self.logs.get_or_create(topic, index)))
+
+    def ensure_partition(self, topic: str, index: int) -> Partition:
+        """The partition, creating its log (and any lower missing ones) if needed.
+
+        The replica manager calls this when the controller assigns a replica
+        here. Partitions created only to fill a gap below ``index`` get a
+        leaderless state, so they refuse produce and fetch until a state
+        names this broker.
+        """
+        current = self._partitions.setdefault(topic, [])
+        for missing in range(len(current), index + 1):
+            try:
+                created = Partition(topic, missing, self.logs.get_or_create(topic, missing))
+            except (KafkaStorageError, OSError) as exc:
+                raise TopicError(56, f"cannot create {topic}-{missing}: {exc}") from exc
+            if missing != index:
+                created.state = PartitionState(topic, missing, NO_LEADER, -1, -1, (), ())
+            current.append(created)
+        return current[index]
 
     def update_configs(self, topic: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides (validated first)."""

@@ -51,6 +51,7 @@ class ApiKey(IntEnum):
     DELETE_TOPICS = 20
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
+    OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
     CREATE_PARTITIONS = 37
     ALTER_PARTITION = 56
@@ -79,6 +80,7 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DELETE_TOPICS: (0, 3),
         ApiKey.DELETE_RECORDS: (0, 1),
         ApiKey.INIT_PRODUCER_ID: (0, 1),
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
     }
@@ -107,6 +109,7 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DELETE_TOPICS: (0, 6),
         ApiKey.DELETE_RECORDS: (0, 2),
         ApiKey.INIT_PRODUCER_ID: (0, 5),
+        ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
     }

@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from log_engine.broker.handlers import admin, fetch, groups, metadata, offsets, produce
+from log_engine.broker.handlers import (
+    admin,
+    fetch,
+    groups,
+    metadata,
+    offset_for_leader_epoch,
+    offsets,
+    produce,
+)
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.protocol import ApiKey
 
@@ -37,6 +45,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
     ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
     ApiKey.DELETE_RECORDS: admin.handle_delete_records,
+    ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle_offset_for_leader_epoch,
 }
 
 __all__ = ["HANDLERS", "Handler", "RequestContext"]

@@ -39,6 +39,11 @@ def _list_offset(ctx: RequestContext, topic: str, request: dict[str, Any]) -> di
     partition = ctx.broker.topics.partition(topic, index)
     if partition is None:
         return {**result, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    if partition.state is not None:
+        error = partition.leader_error(request.get("current_leader_epoch", -1))
+        if error:
+            return {**result, "error_code": error}
+        result["leader_epoch"] = partition.leader_epoch
     timestamp = request["timestamp"]
     if timestamp == EARLIEST_TIMESTAMP:
         return {**result, "offset": partition.log_start_offset}

@@ -47,6 +47,10 @@ from log_engine.protocol.apis.init_producer_id import (
 )
 from log_engine.protocol.apis.list_offsets import LIST_OFFSETS_REQUEST, LIST_OFFSETS_RESPONSE
 from log_engine.protocol.apis.metadata import METADATA_REQUEST, METADATA_RESPONSE
+from log_engine.protocol.apis.offset_for_leader_epoch import (
+    OFFSET_FOR_LEADER_EPOCH_REQUEST,
+    OFFSET_FOR_LEADER_EPOCH_RESPONSE,
+)
 from log_engine.protocol.apis.offsets import (
     OFFSET_COMMIT_REQUEST,
     OFFSET_COMMIT_RESPONSE,
@@ -81,6 +85,7 @@ _PAIRS = (
     (DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
     (CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
     *CONTROLLER_API_PAIRS,
+    (OFFSET_FOR_LEADER_EPOCH_REQUEST, OFFSET_FOR_LEADER_EPOCH_RESPONSE),
 )
 
 REQUESTS: Mapping[ApiKey, Message] = MappingProxyType(

@@ -259,3 +259,52 @@ def test_fetch_v4_response_attaches_records_as_chunks(tmp_path) -> None:
         )
         expected = (len(expected) - 4).to_bytes(4, "big") + expected[4:]
         assert joined(chunks) == expected
+
+
+# --- OffsetForLeaderEpoch v3 (a follower's truncation question) ---------------------
+
+OFFSET_FOR_LEADER_EPOCH_V3_REQUEST = h(
+    "00 00 00 25"  # size: 37 bytes follow
+    "| 00 17 | 00 03 | 00 00 00 05 | ff ff"  # api key 23, v3, correlation 5, null client id
+    "| 00 00 00 02"  # replica_id 2
+    "| 00 00 00 01 | 00 01 74"  # 1 topic: "t"
+    "| 00 00 00 01 | 00 00 00 00 | 00 00 00 04 | 00 00 00 03"  # partition 0, current 4, asked 3
+)
+
+
+def test_offset_for_leader_epoch_v3_request_golden() -> None:
+    body = {
+        "replica_id": 2,
+        "topics": [
+            {
+                "topic": "t",
+                "partitions": [{"partition": 0, "current_leader_epoch": 4, "leader_epoch": 3}],
+            }
+        ],
+    }
+    assert encode_request(23, 3, 5, None, body) == OFFSET_FOR_LEADER_EPOCH_V3_REQUEST
+    assert decode_request(OFFSET_FOR_LEADER_EPOCH_V3_REQUEST[4:])[1] == body
+
+
+def test_offset_for_leader_epoch_v3_response_golden() -> None:
+    header = RequestHeader(23, 3, 5, None)
+    body = {
+        "throttle_time_ms": 0,
+        "topics": [
+            {
+                "topic": "t",
+                "partitions": [
+                    {"error_code": 0, "partition": 0, "leader_epoch": 3, "end_offset": 10}
+                ],
+            }
+        ],
+    }
+    expected = h(
+        "00 00 00 00 | 00 00 00 05"  # (size placeholder) correlation id 5
+        "| 00 00 00 00"  # throttle_time_ms
+        "| 00 00 00 01 | 00 01 74"  # 1 topic: "t"
+        "| 00 00 00 01 | 00 00 | 00 00 00 00 | 00 00 00 03 | 00 00 00 00 00 00 00 0a"
+    )
+    frame = joined(encode_response(header, body))
+    assert frame[4:] == expected[4:]
+    assert decode_response(23, 3, frame[4:])[1] == body
