@@ -47,6 +47,7 @@ _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
 _U32 = struct.Struct(">I")
+_U16 = struct.Struct(">H")
 _BOOL = struct.Struct(">?")
 _F64 = struct.Struct(">d")
 _NULL16 = _I16.pack(-1)
@@ -118,6 +119,9 @@ class Reader:
 
     def int64(self) -> int:
         return int(_I64.unpack_from(self.buf, self.skip(8))[0])
+
+    def uint16(self) -> int:
+        return int(_U16.unpack_from(self.buf, self.skip(2))[0])
 
     def uint32(self) -> int:
         return int(_U32.unpack_from(self.buf, self.skip(4))[0])
@@ -296,6 +300,9 @@ class Writer:
 
     def int64(self, value: int) -> None:
         self.buf += _I64.pack(value)
+
+    def uint16(self, value: int) -> None:
+        self.buf += _U16.pack(value)
 
     def uint32(self, value: int) -> None:
         self.buf += _U32.pack(value)
@@ -487,6 +494,7 @@ INT8 = FieldType("int8", Reader.int8, Writer.int8, 1, 0, "b")
 INT16 = FieldType("int16", Reader.int16, Writer.int16, 2, 0, "h")
 INT32 = FieldType("int32", Reader.int32, Writer.int32, 4, 0, "i")
 INT64 = FieldType("int64", Reader.int64, Writer.int64, 8, 0, "q")
+UINT16 = FieldType("uint16", Reader.uint16, Writer.uint16, 2, 0, "H")
 UINT32 = FieldType("uint32", Reader.uint32, Writer.uint32, 4, 0, "I")
 BOOL = FieldType("bool", Reader.boolean, Writer.boolean, 1, False, "?")
 FLOAT64 = FieldType("float64", Reader.float64, Writer.float64, 8, 0.0, "d")

@@ -53,6 +53,11 @@ class ApiKey(IntEnum):
     INIT_PRODUCER_ID = 22
     DESCRIBE_CONFIGS = 32
     CREATE_PARTITIONS = 37
+    VOTE = 52
+    BEGIN_QUORUM_EPOCH = 53
+    END_QUORUM_EPOCH = 54
+    DESCRIBE_QUORUM = 55
+    FETCH_SNAPSHOT = 59
 
 
 SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
@@ -105,16 +110,39 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.INIT_PRODUCER_ID: (0, 5),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.VOTE: (0, 2),
+        ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
+        ApiKey.END_QUORUM_EPOCH: (0, 1),
+        ApiKey.DESCRIBE_QUORUM: (0, 2),
+        ApiKey.FETCH_SNAPSHOT: (0, 1),
     }
 )
 """Inclusive (min, max) per api key our client can send (and read the answer of)."""
 
+CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
+    {
+        ApiKey.FETCH: (12, 17),
+        ApiKey.API_VERSIONS: (0, 2),
+        ApiKey.VOTE: (0, 2),
+        ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
+        ApiKey.END_QUORUM_EPOCH: (0, 1),
+        ApiKey.DESCRIBE_QUORUM: (0, 2),
+        ApiKey.FETCH_SNAPSHOT: (0, 1),
+    }
+)
+"""What the controller listener serves (KRaft's quorum APIs; Fetch only on
+``__cluster_metadata``). These are flexible versions: decision 1's classic-only
+rule is about the client-facing listener, which Kafka clients use; the
+controller listener is spoken by Sluice nodes (and Kafka's own tools)."""
 
-def api_version_entries() -> list[dict[str, Any]]:
-    """The ``api_keys`` list of an ApiVersions response, from :data:`SUPPORTED_VERSIONS`."""
+
+def api_version_entries(
+    served: Mapping[ApiKey, tuple[int, int]] = SUPPORTED_VERSIONS,
+) -> list[dict[str, Any]]:
+    """The ``api_keys`` list of an ApiVersions response (default: :data:`SUPPORTED_VERSIONS`)."""
     return [
         {"api_key": int(key), "min_version": lo, "max_version": hi}
-        for key, (lo, hi) in sorted(SUPPORTED_VERSIONS.items())
+        for key, (lo, hi) in sorted(served.items())
     ]
 
 

@@ -53,6 +53,7 @@ from log_engine.protocol.apis.offsets import (
     OFFSET_FETCH_RESPONSE,
 )
 from log_engine.protocol.apis.produce import PRODUCE_REQUEST, PRODUCE_RESPONSE
+from log_engine.protocol.apis.quorum import QUORUM_PAIRS
 from log_engine.protocol.schema import CompiledStruct, Message
 from log_engine.protocol.versions import ApiKey
 
@@ -79,6 +80,7 @@ _PAIRS = (
     (INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
     (DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
     (CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
+    *QUORUM_PAIRS,
 )
 
 REQUESTS: Mapping[ApiKey, Message] = MappingProxyType(

@@ -23,6 +23,7 @@ from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import Reader
 from log_engine.protocol.versions import (
     CLIENT_VERSIONS,
+    CONTROLLER_VERSIONS,
     SUPPORTED_VERSIONS,
     ApiKey,
     is_supported,
@@ -88,9 +89,17 @@ def test_every_client_version_has_compiled_schemas() -> None:
 
 
 def test_every_api_key_but_sasl_is_declared_and_served() -> None:
-    served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE}
-    assert set(SUPPORTED_VERSIONS) == served == set(CLIENT_VERSIONS)
-    assert set(REQUESTS) == served == set(RESPONSES)
+    declared = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE}
+    # the KRaft quorum APIs are served on the controller listener only
+    controller_only = set(CONTROLLER_VERSIONS) - {ApiKey.FETCH, ApiKey.API_VERSIONS}
+    served = declared - controller_only
+    assert set(SUPPORTED_VERSIONS) == served
+    assert set(CLIENT_VERSIONS) == declared
+    assert set(REQUESTS) == declared == set(RESPONSES)
+    for key in controller_only:
+        lo, hi = REQUESTS[key].versions
+        assert lo <= CONTROLLER_VERSIONS[key][0] and CONTROLLER_VERSIONS[key][1] <= hi
+        assert RESPONSES[key].versions == REQUESTS[key].versions
     for key in served:
         # the declarations cover both tables: the broker serves classic versions only,
         # the client speaks up to the newest declared versions, flexible ones included
