@@ -1,0 +1,130 @@
+"""The controller quorum across real broker processes: election, commits, kill -9, catch-up.
+
+Three combined (broker, controller) nodes on loopback ports (``harness.quorum_node``:
+the broker of ``sluice broker`` plus a test-only append/state socket). Entries are
+appended through the leader; every node's state machine must hold exactly the
+committed entries, in order, before and after the leader is killed with SIGKILL and
+after it restarts (from its disk, then by fetching what it missed).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.quorum_node import QuorumNode, start_cluster
+from harness.wait import wait_for
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[list[QuorumNode]]:
+    nodes = start_cluster(tmp_path)
+    try:
+        yield nodes
+    finally:
+        for node in nodes:
+            node.kill()
+
+
+def _states(nodes: list[QuorumNode]) -> list[dict[str, Any]]:
+    return [node.state() for node in nodes if node.is_alive()]
+
+
+def _leader(nodes: list[QuorumNode], newer_than: int = 0) -> tuple[QuorumNode, int] | None:
+    """The node every live node names as leader of the same epoch, if they agree."""
+    states = _states(nodes)
+    leaders = {(s["leader"], s["epoch"]) for s in states}
+    if len(leaders) != 1:
+        return None
+    ((leader_id, epoch),) = leaders
+    if leader_id is None or epoch <= newer_than:
+        return None
+    return next(n for n in nodes if n.node_id == leader_id), epoch
+
+
+def _committed_everywhere(nodes: list[QuorumNode], payloads: list[bytes]) -> bool:
+    wanted = [p.hex() for p in payloads]
+    return all([p for _, p in s["committed"]] == wanted for s in _states(nodes))
+
+
+def _append(nodes: list[QuorumNode], payloads: list[bytes]) -> None:
+    """Append through whoever leads (retrying while an election is under way)."""
+
+    def attempt() -> bool:
+        found = _leader(nodes)
+        if found is None:
+            return False
+        answer = found[0].append(payloads)
+        return bool(answer["ok"])
+
+    wait_for(attempt, f"an append of {len(payloads)} entries to commit")
+
+
+def test_three_nodes_elect_commit_fail_over_and_catch_up(cluster: list[QuorumNode]) -> None:
+    leader, epoch = wait_for(lambda: _leader(cluster), "one leader all nodes agree on")
+
+    first = [f"entry-{i}".encode() for i in range(20)]
+    for start in range(0, 20, 5):
+        answer = leader.append(first[start : start + 5])
+        assert answer["ok"], answer
+    wait_for(lambda: _committed_everywhere(cluster, first), "20 entries on every node")
+
+    follower = next(n for n in cluster if n is not leader)
+    refused = follower.append([b"not-here"])
+    assert not refused["ok"] and "NotLeaderError" in refused["error"]
+
+    assert leader.kill() == -9
+    survivors = [n for n in cluster if n is not leader]
+    new_leader, new_epoch = wait_for(
+        lambda: _leader(survivors, newer_than=epoch), "a new leader with a higher epoch"
+    )
+    assert new_leader is not leader and new_epoch > epoch
+
+    second = [f"after-kill-{i}".encode() for i in range(10)]
+    _append(survivors, second)
+    wait_for(lambda: _committed_everywhere(survivors, first + second), "30 entries on survivors")
+
+    leader.start()  # recovers its log from disk, then fetches what it missed
+    wait_for(
+        lambda: _committed_everywhere(cluster, first + second), "the restarted node caught up"
+    )
+    restarted = leader.state()
+    assert restarted["epoch"] >= new_epoch and restarted["leader"] is not None
+    offsets = [offset for offset, _ in restarted["committed"]]
+    assert offsets == sorted(offsets) and len(set(offsets)) == 30
+
+    status = _cluster_status(new_leader.controller_port)
+    assert status["leader_id"] == restarted["leader"]
+    assert sorted(v["node_id"] for v in status["voters"]) == [1, 2, 3]
+    wait_for(
+        lambda: all(v["lag"] == 0 for v in _cluster_status(cluster[0].controller_port)["voters"]),
+        "every voter caught up in DescribeQuorum",
+    )
+
+
+def _cluster_status(controller_port: int) -> dict[str, Any]:
+    """``sluice cluster status --json`` against one controller (it follows the leader)."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "connect_worker.cli",
+            "cluster",
+            "status",
+            "--bootstrap-controller",
+            f"127.0.0.1:{controller_port}",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    status: dict[str, Any] = json.loads(result.stdout)
+    return status
