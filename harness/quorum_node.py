@@ -9,6 +9,8 @@ exist:
 
 - ``{"op": "append", "payloads": ["<hex>", ...]}`` -> ``{"ok": true, "offset": N}``
   once committed, or ``{"ok": false, "error": "..."}`` (e.g. not the leader);
+- ``{"op": "snapshot"}`` -> a snapshot of every committed entry at the high
+  watermark (``{"ok": true, "end_offset": N}``); the log is cut below it;
 - ``{"op": "state"}`` -> node id, leader, epoch, high watermark and the committed
   entries as ``[offset, "<hex>"]`` pairs.
 
@@ -46,8 +48,12 @@ class RecordingListener:
         self.committed.extend((entry.offset, entry.payload) for entry in entries)
 
     def handle_load_snapshot(self, snapshot: Any) -> None:
-        self.committed = []
+        self.committed = [(offset, bytes.fromhex(p)) for offset, p in json.loads(snapshot.payload)]
         self.snapshot_end = snapshot.snapshot_id.offset
+
+    def image(self) -> bytes:
+        """The snapshot payload of everything committed so far."""
+        return json.dumps([[offset, payload.hex()] for offset, payload in self.committed]).encode()
 
     def handle_leader_change(self, leader: Any) -> None:
         pass
@@ -71,6 +77,13 @@ async def _serve(overrides: dict[str, str], debug_port: int) -> None:
             except Exception as exc:  # reported to the test, which decides
                 return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
             return {"ok": True, "offset": offset}
+        if request["op"] == "snapshot":
+            end = quorum.high_watermark
+            try:
+                await quorum.create_snapshot(end, listener.image())
+            except Exception as exc:
+                return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            return {"ok": True, "end_offset": end}
         return {
             "ok": True,
             "node_id": quorum.node_id,
@@ -78,6 +91,7 @@ async def _serve(overrides: dict[str, str], debug_port: int) -> None:
             "epoch": quorum.leader.epoch,
             "high_watermark": quorum.high_watermark,
             "committed": [[offset, payload.hex()] for offset, payload in listener.committed],
+            "snapshot_end": listener.snapshot_end,
         }
 
     async def client(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -116,9 +130,17 @@ def main() -> None:
 
 
 class QuorumNode:
-    """One combined (broker, controller) node of a test cluster, as a process."""
+    """One node of a test cluster, as a process: combined (broker, controller) by default,
+    a broker-only observer with ``roles="broker"`` and no controller port."""
 
-    def __init__(self, node_id: int, data_dir: Path, voters: str, controller_port: int) -> None:
+    def __init__(
+        self,
+        node_id: int,
+        data_dir: Path,
+        voters: str,
+        controller_port: int | None,
+        roles: str = "broker,controller",
+    ) -> None:
         self.node_id = node_id
         self.data_dir = data_dir
         self.broker_port = free_port()
@@ -126,11 +148,11 @@ class QuorumNode:
         self.debug_port = free_port()
         self.overrides = {
             "node.id": str(node_id),
-            "process.roles": "broker,controller",
+            "process.roles": roles,
             "controller.quorum.voters": voters,
             "controller.listener.names": "CONTROLLER",
-            "listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port},"
-            f"CONTROLLER://127.0.0.1:{controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port}"
+            + (f",CONTROLLER://127.0.0.1:{controller_port}" if controller_port else ""),
             "log.dirs": str(data_dir),
             "controller.quorum.election.timeout.ms": "500",
             "controller.quorum.fetch.timeout.ms": "1000",
@@ -142,12 +164,21 @@ class QuorumNode:
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> QuorumNode:
+        return self.spawn().wait_ready()
+
+    def spawn(self) -> QuorumNode:
+        """Start the process without waiting (see :meth:`wait_ready`)."""
         args = [sys.executable, "-m", "harness.quorum_node", "--debug-port", str(self.debug_port)]
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child's lifetime
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
         log.close()
+        return self
+
+    def wait_ready(self) -> QuorumNode:
+        """Wait until the node serves its debug socket (its quorum has started)."""
+        assert self.process is not None
         deadline = time.monotonic() + _START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -189,6 +220,9 @@ class QuorumNode:
     def append(self, payloads: list[bytes]) -> dict[str, Any]:
         return self.ask({"op": "append", "payloads": [p.hex() for p in payloads]})
 
+    def snapshot(self) -> dict[str, Any]:
+        return self.ask({"op": "snapshot"})
+
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
@@ -200,7 +234,9 @@ def start_cluster(base: Path, size: int = 3) -> list[QuorumNode]:
     nodes = [QuorumNode(i + 1, base / f"node{i + 1}", voters, ports[i]) for i in range(size)]
     try:
         for node in nodes:
-            node.start()
+            node.spawn()
+        for node in nodes:
+            node.wait_ready()
     except BaseException:
         for node in nodes:
             node.kill()

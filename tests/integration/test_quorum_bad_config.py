@@ -115,7 +115,9 @@ def test_a_node_with_another_voter_list_is_rejected_not_joined(tmp_path: Path) -
     ]
     try:
         for node in nodes:
-            node.start()
+            node.spawn()
+        for node in nodes:
+            node.wait_ready()
         wait_for(
             lambda: "rejects this node's cluster id" in nodes[2].log_text(),
             "the odd node to report the cluster id mismatch",

@@ -108,6 +108,41 @@ def test_three_nodes_elect_commit_fail_over_and_catch_up(cluster: list[QuorumNod
     )
 
 
+def test_snapshots_reach_a_lagging_voter_and_a_new_observer(
+    cluster: list[QuorumNode], tmp_path: Path
+) -> None:
+    """A voter down while the others snapshot, and a broker-only node that joins later:
+    both are behind the leader's log start, so they catch up by FetchSnapshot."""
+    leader, _ = wait_for(lambda: _leader(cluster), "one leader all nodes agree on")
+    first = [f"first-{i}".encode() for i in range(10)]
+    assert leader.append(first)["ok"]
+    wait_for(lambda: _committed_everywhere(cluster, first), "10 entries on every node")
+
+    lagging = next(n for n in cluster if n is not leader)
+    lagging.kill()
+    up = [n for n in cluster if n is not lagging]
+    second = [f"second-{i}".encode() for i in range(10)]
+    assert leader.append(second)["ok"]
+    wait_for(lambda: _committed_everywhere(up, first + second), "20 entries on the two up")
+    for node in up:
+        answer = node.snapshot()
+        assert answer["ok"] and answer["end_offset"] > 20, answer
+    third = [b"third"]
+    assert leader.append(third)["ok"]
+
+    voters = leader.overrides["controller.quorum.voters"]
+    observer = QuorumNode(4, tmp_path / "observer", voters, None, roles="broker")
+    cluster.append(observer)  # the fixture kills it too
+    lagging.start()
+    observer.start()
+    everything = first + second + third
+    wait_for(lambda: _committed_everywhere(cluster, everything), "all nodes, observer included")
+    for node in (lagging, observer):
+        assert node.state()["snapshot_end"] > 20  # installed from the leader's snapshot
+    status = _cluster_status(leader.controller_port)
+    assert [o["node_id"] for o in status["observers"]] == [4]
+
+
 def _cluster_status(controller_port: int) -> dict[str, Any]:
     """``sluice cluster status --json`` against one controller (it follows the leader)."""
     result = subprocess.run(
