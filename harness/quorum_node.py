@@ -103,16 +103,20 @@ async def _serve(overrides: dict[str, str], debug_port: int) -> None:
         finally:
             writer.close()
 
-    server = await asyncio.start_server(client, "127.0.0.1", debug_port)
+    server = await asyncio.start_server(client, "127.0.0.1", debug_port, limit=64 << 20)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    stopping = asyncio.ensure_future(stop.wait())
     try:
-        await stop.wait()
+        await asyncio.wait([stopping, quorum.failure], return_when=asyncio.FIRST_COMPLETED)
     finally:
+        stopping.cancel()
         server.close()
         await broker.stop()
+    if quorum.failure.done():
+        quorum.failure.result()  # exits non-zero, as sluice broker does
 
 
 def main() -> None:

@@ -17,6 +17,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from typing import Any
 
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, Listener
@@ -182,6 +183,13 @@ async def run_broker(
     broker = Broker(config, quorum_listener)
     await broker.start()
     try:
-        await stop.wait()
+        stopping = asyncio.ensure_future(stop.wait())
+        waits: list[asyncio.Future[Any]] = [stopping]
+        if broker.quorum is not None:
+            waits.append(broker.quorum.failure)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
     finally:
         await broker.stop()
+    if broker.quorum is not None and broker.quorum.failure.done():
+        broker.quorum.failure.result()  # raises QuorumFailedError: the process exits non-zero

@@ -18,8 +18,10 @@ from typing import Any
 
 import pytest
 
+from harness.broker_process import free_port
 from harness.quorum_node import QuorumNode, start_cluster
 from harness.wait import wait_for
+from tests.support.small_fs import mounted_or_fail
 
 
 @pytest.fixture
@@ -43,9 +45,10 @@ def _leader(nodes: list[QuorumNode], newer_than: int = 0) -> tuple[QuorumNode, i
     if len(leaders) != 1:
         return None
     ((leader_id, epoch),) = leaders
-    if leader_id is None or epoch <= newer_than:
+    leader = next((n for n in nodes if n.node_id == leader_id), None)
+    if leader is None or epoch <= newer_than:
         return None
-    return next(n for n in nodes if n.node_id == leader_id), epoch
+    return leader, epoch
 
 
 def _committed_everywhere(nodes: list[QuorumNode], payloads: list[bytes]) -> bool:
@@ -163,3 +166,41 @@ def _cluster_status(controller_port: int) -> dict[str, Any]:
     )
     status: dict[str, Any] = json.loads(result.stdout)
     return status
+
+
+@pytest.mark.slow  # ~10 s: keeps the default quorum tests near 30 s
+def test_a_full_disk_stops_that_voter_not_the_quorum(tmp_path: Path) -> None:
+    """A follower whose disk fills cannot make an entry durable: it stops (non-zero,
+    a critical log line) instead of acknowledging; the other two keep committing, and
+    it catches up once space is back."""
+    ports = [free_port() for _ in range(3)]
+    voters = ",".join(f"{i + 1}@127.0.0.1:{p}" for i, p in enumerate(ports))
+    with mounted_or_fail(tmp_path / "mnt", 64 << 20) as small_fs:
+        nodes = [
+            QuorumNode(1, tmp_path / "n1", voters, ports[0]),
+            QuorumNode(2, tmp_path / "n2", voters, ports[1]),
+            QuorumNode(3, small_fs.root / "n3", voters, ports[2]),
+        ]
+        nodes[2].log_path = tmp_path / "n3-node.log"  # off the full disk
+        try:
+            for node in nodes:
+                node.spawn()
+            for node in nodes:
+                node.wait_ready()
+            first = [b"before-full"]
+            _append(nodes, first)
+            wait_for(lambda: _committed_everywhere(nodes, first), "the first entry everywhere")
+            small_fs.fill()
+            big = [bytes(200_000) + str(i).encode() for i in range(5)]
+            _append(nodes[:2], big)  # the two with space commit without the third
+            wait_for(lambda: not nodes[2].is_alive(), "the full node to stop")
+            assert nodes[2].kill() != 0
+            assert "must stop" in nodes[2].log_text()
+            wait_for(lambda: _committed_everywhere(nodes[:2], first + big), "2 nodes commit")
+
+            small_fs.free()
+            nodes[2].start()
+            wait_for(lambda: _committed_everywhere(nodes, first + big), "the third caught up")
+        finally:
+            for node in nodes:
+                node.kill()

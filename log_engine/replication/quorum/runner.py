@@ -48,6 +48,7 @@ from log_engine.replication.raft import (
     Output,
     QuorumStatus,
     RaftConfig,
+    RaftError,
     RaftListener,
     RaftNode,
     Snapshot,
@@ -59,6 +60,10 @@ log = logging.getLogger(__name__)
 
 RAFT_DIR = f"{METADATA_TOPIC}-{METADATA_PARTITION}"
 """The Raft log's directory under the data dir (``<log.dirs>/__cluster_metadata-0``)."""
+
+
+class QuorumFailedError(RaftError):
+    """A step failed half way (its writes, or the core itself): the node must restart."""
 
 
 class LoggingListener:
@@ -126,11 +131,22 @@ class ControllerQuorum:
         self.high_watermark = 0
         """End offset of what this node knows is committed (its listener has it all)."""
         self.leader = LeaderAndEpoch(None, 0)
+        self._failure: asyncio.Future[None] | None = None
+        """Fails when a step broke (a disk write, a broken invariant): the node must stop,
+        its memory is ahead of its disk. ``run_broker`` waits on it."""
 
     # ---- lifecycle ----------------------------------------------------------------
 
+    @property
+    def failure(self) -> asyncio.Future[None]:
+        """Completes with :class:`QuorumFailedError` if a step broke (see :meth:`start`)."""
+        if self._failure is None:
+            raise RuntimeError("the quorum is not started")
+        return self._failure
+
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
+        self._failure = loop.create_future()
         self._storage = await loop.run_in_executor(None, FileRaftStorage, self.directory)
         durable = self._storage.load()
         self._node = RaftNode(self.config, durable, self._now_ms(), self._rng)
@@ -172,7 +188,10 @@ class ControllerQuorum:
                     waiter.future.set_exception(NotLeaderError("the quorum is stopping"))
             self._appends.clear()
             if self._storage is not None:
-                self._storage.close()
+                try:
+                    self._storage.close()
+                except OSError as exc:  # a failed disk: what is not synced is lost anyway
+                    log.error("quorum: closing %s failed: %s", self.directory, exc)
 
     # ---- what the state machine calls ----------------------------------------------
 
@@ -272,17 +291,35 @@ class ControllerQuorum:
 
     async def _step(self, call: Callable[[int], Output]) -> None:
         async with self._lock:
-            out = call(self._now_ms())
+            if self.failure.done():
+                raise QuorumFailedError("the quorum stopped after an earlier failure")
+            try:
+                out = call(self._now_ms())
+            except RaftError:
+                raise  # refused before any change (not the leader, a bad snapshot offset)
+            except Exception as exc:
+                self._fail(exc)
+                raise
             if out.persist:
                 assert self._storage is not None
-                await asyncio.get_running_loop().run_in_executor(
-                    None, apply_actions, self._storage, out.persist
-                )
+                try:
+                    await asyncio.get_running_loop().run_in_executor(
+                        None, apply_actions, self._storage, out.persist
+                    )
+                except BaseException as exc:
+                    self._fail(exc)
+                    raise
             for message in out.messages:
                 self._send(message)
             for event in out.events:
                 self._on_event(event)
         self._wake.set()
+
+    def _fail(self, exc: BaseException) -> None:
+        if not self.failure.done():
+            log.critical("quorum: node %d must stop: %r", self.node_id, exc, exc_info=exc)
+            self.failure.set_exception(QuorumFailedError(f"quorum step failed: {exc!r}"))
+            self.failure.exception()  # retrieved: run_broker reports it
 
     def _send(self, message: RaftMessage) -> None:
         if type(message) in RESPONSE_TYPES:  # a request (the table maps requests to answers)
