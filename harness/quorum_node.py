@@ -110,7 +110,8 @@ async def _serve(overrides: dict[str, str], debug_port: int) -> None:
         loop.add_signal_handler(sig, stop.set)
     stopping = asyncio.ensure_future(stop.wait())
     try:
-        await asyncio.wait([stopping, quorum.failure], return_when=asyncio.FIRST_COMPLETED)
+        waits: list[asyncio.Future[Any]] = [stopping, quorum.failure]
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
         stopping.cancel()
         server.close()
