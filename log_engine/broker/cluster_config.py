@@ -30,6 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
+
+from log_engine.replication.raft.config import RaftConfig
+
 if TYPE_CHECKING:
     from log_engine.broker.config import Listener
 
@@ -119,6 +123,22 @@ class ClusterConfig:
 
     def voter(self, node_id: int) -> Voter | None:
         return next((v for v in self.voters if v.node_id == node_id), None)
+
+    def raft_config(self) -> RaftConfig:
+        """The Raft core's settings for this node (``ValueError`` if they do not fit)."""
+        try:
+            return RaftConfig.model_validate(
+                {
+                    "node.id": self.node_id,
+                    "voter_ids": self.voter_ids,
+                    "controller.quorum.election.timeout.ms": self.election_timeout_ms,
+                    "controller.quorum.fetch.timeout.ms": self.fetch_timeout_ms,
+                    "controller.quorum.request.timeout.ms": self.request_timeout_ms,
+                }
+            )
+        except ValidationError as exc:
+            problems = "; ".join(str(e["msg"]).removeprefix("Value error, ") for e in exc.errors())
+            raise ValueError(f"controller.quorum.* settings: {problems}") from None
 
 
 def parse_cluster(
@@ -222,7 +242,7 @@ def parse_cluster(
         )
     if cluster_id is not None and not _CLUSTER_ID.match(cluster_id):
         raise ValueError(f"cluster.id={cluster_id!r}: letters, digits, '-' and '_' only")
-    return ClusterConfig(
+    cluster = ClusterConfig(
         node_id=node_id,
         roles=roles,
         voters=voters,
@@ -233,6 +253,8 @@ def parse_cluster(
         fetch_timeout_ms=fetch_timeout_ms,
         request_timeout_ms=request_timeout_ms,
     )
+    cluster.raft_config()  # the timeouts must fit together
+    return cluster
 
 
 def _names(text: str) -> list[str]:

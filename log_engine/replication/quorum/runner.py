@@ -108,15 +108,7 @@ class ControllerQuorum:
     ) -> None:
         self.cluster = cluster
         self.directory = log_dir / RAFT_DIR
-        self.config = RaftConfig.model_validate(
-            {
-                "node.id": cluster.node_id,
-                "voter_ids": cluster.voter_ids,
-                "controller.quorum.election.timeout.ms": cluster.election_timeout_ms,
-                "controller.quorum.fetch.timeout.ms": cluster.fetch_timeout_ms,
-                "controller.quorum.request.timeout.ms": cluster.request_timeout_ms,
-            }
-        )
+        self.config: RaftConfig = cluster.raft_config()
         self.listener: RaftListener = listener or LoggingListener()
         self._rng = rng or random.Random()
         self._storage: FileRaftStorage | None = None

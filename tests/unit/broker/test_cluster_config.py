@@ -90,6 +90,7 @@ def test_cluster_id_key_wins_and_voter_order_does_not_matter() -> None:
         ({"inter.broker.listener.name": "CONTROLLER"}, "inter.broker.listener.name"),
         ({"listeners": "SSL://h:1,CONTROLLER://127.0.0.1:9093"}, "SSL is not in"),
         ({"cluster.id": "a b"}, "letters, digits"),
+        ({"controller.quorum.request.timeout.ms": "400"}, "must exceed fetch_max_wait_ms"),
     ],
 )
 def test_inconsistent_cluster_settings_are_refused(change: dict[str, str], message: str) -> None:
