@@ -10,6 +10,7 @@ after it restarts (from its disk, then by fetching what it missed).
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -109,6 +110,13 @@ def test_three_nodes_elect_commit_fail_over_and_catch_up(cluster: list[QuorumNod
         lambda: all(v["lag"] == 0 for v in _cluster_status(cluster[0].controller_port)["voters"]),
         "every voter caught up in DescribeQuorum",
     )
+
+    # a controlled shutdown (SIGTERM) of the leader resigns: EndQuorumEpoch to the others
+    current, current_epoch = wait_for(lambda: _leader(cluster), "a leader")
+    assert current.kill(signal.SIGTERM) == 0
+    others = [n for n in cluster if n is not current]
+    wait_for(lambda: _leader(others, newer_than=current_epoch), "a leader after the handover")
+    assert any(f"resigns epoch {current_epoch}" in n.log_text() for n in others)
 
 
 def test_snapshots_reach_a_lagging_voter_and_a_new_observer(

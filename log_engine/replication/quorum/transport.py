@@ -77,6 +77,11 @@ class PeerTransport:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
+    async def drain(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for the sends in flight now (e.g. EndQuorumEpoch)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout_s)
+
     async def close(self) -> None:
         self._closed = True
         for task in list(self._tasks):
