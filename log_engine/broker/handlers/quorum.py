@@ -19,6 +19,7 @@ from log_engine.protocol.versions import CONTROLLER_VERSIONS, api_version_entrie
 from log_engine.replication.quorum.runner import ControllerQuorum
 from log_engine.replication.quorum.translate import (
     INCONSISTENT_CLUSTER_ID,
+    INVALID_VOTER_KEY,
     METADATA_PARTITION,
     METADATA_TOPIC,
     WireError,
@@ -54,7 +55,8 @@ async def handle_quorum_request(context: RequestContext, body: dict[str, Any]) -
     try:
         request = request_from_wire(api_key, body, quorum.node_id, quorum.cluster.cluster_id)
     except WireError as exc:
-        level = logging.ERROR if exc.error_code == INCONSISTENT_CLUSTER_ID else logging.INFO
+        serious = exc.error_code in (INCONSISTENT_CLUSTER_ID, INVALID_VOTER_KEY)
+        level = logging.ERROR if serious else logging.INFO
         log.log(level, "quorum: refused %s from %s: %s", ApiKey(api_key).name, context.peer, exc)
         return error_response(api_key, exc.error_code)
     response = await quorum.handle_request(request)

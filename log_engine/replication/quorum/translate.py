@@ -45,6 +45,7 @@ METADATA_PARTITION = 0
 INVALID_REQUEST = 42
 INCONSISTENT_VOTER_SET = 94
 INCONSISTENT_CLUSTER_ID = 104
+INVALID_VOTER_KEY = 125
 UNKNOWN_TOPIC_OR_PARTITION = 3
 
 SEND_VERSIONS = {
@@ -252,6 +253,13 @@ def request_from_wire(
             INCONSISTENT_CLUSTER_ID,
             f"request for cluster {theirs!r}, this node is in cluster {cluster_id!r} "
             "(controller.quorum.voters or cluster.id differ between the nodes?)",
+        )
+    voter_id = body.get("voter_id", -1)
+    if voter_id >= 0 and voter_id != receiver:
+        raise WireError(
+            INVALID_VOTER_KEY,
+            f"request for voter {voter_id} reached node {receiver} "
+            "(controller.quorum.voters maps that id to this node's address)",
         )
     if api_key == ApiKey.VOTE:
         p = _partition(body["topics"])

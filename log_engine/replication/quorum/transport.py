@@ -23,6 +23,7 @@ from log_engine.errors import CorruptRecordError
 from log_engine.protocol.versions import ApiKey
 from log_engine.replication.quorum.translate import (
     INCONSISTENT_CLUSTER_ID,
+    INVALID_VOTER_KEY,
     WireError,
     request_to_wire,
     response_from_wire,
@@ -108,7 +109,13 @@ class PeerTransport:
             self._note_failure(peer, f"{key.name} to node {peer} failed: {exc}")
             return
         except WireError as exc:
-            if exc.error_code == INCONSISTENT_CLUSTER_ID:
+            if exc.error_code == INVALID_VOTER_KEY:
+                log.error(
+                    "quorum: the node at node %d's address is another node: "
+                    "controller.quorum.voters differ between the nodes",
+                    peer,
+                )
+            elif exc.error_code == INCONSISTENT_CLUSTER_ID:
                 log.error(
                     "quorum: node %d rejects this node's cluster id %s: its "
                     "controller.quorum.voters (or cluster.id) differ from this node's",

@@ -16,6 +16,7 @@ from log_engine.records.batch import decode_batch, iter_batches
 from log_engine.replication.quorum.records import decode_entries, encode_entries
 from log_engine.replication.quorum.translate import (
     INCONSISTENT_CLUSTER_ID,
+    INVALID_VOTER_KEY,
     WireError,
     error_response,
     request_from_wire,
@@ -113,6 +114,18 @@ def test_another_cluster_is_refused_before_the_core() -> None:
     assert caught.value.error_code == INCONSISTENT_CLUSTER_ID
     with pytest.raises(WireError):
         response_from_wire(BeginQuorumEpochRequest(1, 2, 3), error_response(key, 104))
+
+
+def test_a_request_for_another_voter_is_refused() -> None:
+    """Voter lists that map an id to another node's address (possible with an explicit
+    cluster.id): a Vote meant for node 2 must not be counted as node 3's answer."""
+    key, _, body = request_to_wire(VoteRequest(1, 2, 5, OffsetAndEpoch(0, 0)), CLUSTER, 1 << 20)
+    with pytest.raises(WireError) as caught:
+        request_from_wire(key, body, 3, CLUSTER)
+    assert caught.value.error_code == INVALID_VOTER_KEY
+    key, _, body = request_to_wire(BeginQuorumEpochRequest(1, 2, 5), CLUSTER, 1 << 20)
+    with pytest.raises(WireError):
+        request_from_wire(key, body, 3, CLUSTER)
 
 
 def test_entries_travel_as_one_record_per_entry_in_batches_per_epoch() -> None:
