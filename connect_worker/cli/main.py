@@ -30,6 +30,7 @@ from connect_worker.cli import cluster_commands, log_commands, rest_client_comma
 from connect_worker.cli.broker import BrokerConfigError, run_broker_command
 from connect_worker.properties import PropertiesError
 from log_engine.client.errors import KafkaError
+from log_engine.errors import LogDirLockedError
 
 log = logging.getLogger("sluice")
 
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.run(args) or 0)
-    except (PropertiesError, BrokerConfigError) as exc:
+    except (PropertiesError, BrokerConfigError, LogDirLockedError) as exc:
         print(f"sluice: {exc}", file=sys.stderr)
         return 2
     except KafkaError as exc:

@@ -20,7 +20,7 @@ import time
 from typing import Any
 
 from log_engine.broker.cluster_config import ClusterConfig
-from log_engine.broker.config import BrokerConfig, Listener
+from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
@@ -97,7 +97,15 @@ class Broker:
         await self.quorum.start()
         if self.controller_server is not None:
             assert self.cluster is not None and self.cluster.controller_listener is not None
-            await self.controller_server.start(self.cluster.controller_listener)
+            listener = self.cluster.controller_listener
+            try:
+                await self.controller_server.start(listener)
+            except OSError as exc:
+                await self.quorum.stop()
+                raise BrokerConfigError(
+                    f"cannot bind the controller listener {listener}: {exc.strerror or exc} "
+                    f"(is node {self.node_id} already running?)"
+                ) from None
             log.info(
                 "controller %d listening on %s (cluster %s)",
                 self.node_id,

@@ -139,3 +139,25 @@ def test_a_node_with_another_voter_list_is_rejected_not_joined(tmp_path: Path) -
     finally:
         for node in nodes:
             node.kill()
+
+
+def test_a_node_started_twice_is_refused(tmp_path: Path) -> None:
+    """The same node again: on the same data dir (its Raft log is locked), or on another
+    data dir (its controller listener is taken). Either way a clear error, exit 2."""
+    port = free_port()
+    overrides = _combined(tmp_path, 1, f"1@127.0.0.1:{port}", port)
+    first = BrokerProcess(Path(overrides["log.dirs"]), **overrides)
+    first.port = int(overrides["listeners"].split(",")[0].rsplit(":", 1)[1])
+    first.start()
+    try:
+        same_dir = _run_broker(overrides)
+        assert same_dir.returncode == 2, same_dir.stderr
+        assert "is in use by another process" in same_dir.stderr
+
+        other_dir = _run_broker({**overrides, "log.dirs": str(tmp_path / "elsewhere")})
+        assert other_dir.returncode == 2, other_dir.stderr
+        assert "cannot bind the controller listener" in other_dir.stderr
+        assert "is node 1 already running?" in other_dir.stderr
+        assert first.is_alive()
+    finally:
+        assert first.stop(signal.SIGTERM) == 0

@@ -23,7 +23,9 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import fcntl
 import logging
+import os
 import random
 import time
 from collections.abc import Callable
@@ -31,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from log_engine.broker.cluster_config import ClusterConfig
+from log_engine.errors import LogDirLockedError
 from log_engine.replication.quorum.translate import (
     METADATA_PARTITION,
     METADATA_TOPIC,
@@ -65,6 +68,21 @@ log = logging.getLogger(__name__)
 
 RAFT_DIR = f"{METADATA_TOPIC}-{METADATA_PARTITION}"
 """The Raft log's directory under the data dir (``<log.dirs>/__cluster_metadata-0``)."""
+_LOCK_FILE = ".lock"
+
+
+def _lock_directory(directory: Path) -> int:
+    """An exclusive ``flock`` on ``directory/.lock``: one process per Raft log."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise LogDirLockedError(
+            f"{directory} is in use by another process (is this node already running?)"
+        ) from None
+    return fd
 
 
 class QuorumFailedError(RaftError):
@@ -117,6 +135,7 @@ class ControllerQuorum:
         self.listener: RaftListener = listener or LoggingListener()
         self._rng = rng or random.Random()
         self._storage: FileRaftStorage | None = None
+        self._lock_fd: int | None = None
         self._node: RaftNode | None = None
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
@@ -144,6 +163,7 @@ class ControllerQuorum:
     async def start(self) -> None:
         loop = asyncio.get_running_loop()
         self._failure = loop.create_future()
+        self._lock_fd = _lock_directory(self.directory)
         self._storage = await loop.run_in_executor(None, FileRaftStorage, self.directory)
         durable = self._storage.load()
         self._node = RaftNode(self.config, durable, self._now_ms(), self._rng)
@@ -196,6 +216,9 @@ class ControllerQuorum:
                     self._storage.close()
                 except OSError as exc:  # a failed disk: what is not synced is lost anyway
                     log.error("quorum: closing %s failed: %s", self.directory, exc)
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # releases the flock
+                self._lock_fd = None
 
     # ---- what the state machine calls ----------------------------------------------
 
