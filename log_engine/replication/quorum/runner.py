@@ -58,9 +58,15 @@ from log_engine.replication.raft import (
 )
 from log_engine.replication.raft.messages import (
     EndQuorumEpochRequest,
+    FetchRequest,
+    FetchResponse,
+    FetchSnapshotRequest,
+    FetchSnapshotResponse,
     RaftMessage,
     RaftRequest,
     RaftResponse,
+    VoteRequest,
+    VoteResponse,
 )
 from log_engine.replication.raft.storage import apply_actions
 
@@ -103,6 +109,29 @@ class LoggingListener:
 
 
 @dataclass(slots=True)
+class _Waiting:
+    """An inbound request waiting for the core's answer."""
+
+    request: RaftRequest
+    future: asyncio.Future[RaftResponse]
+
+    def answered_by(self, response: RaftMessage) -> bool:
+        request = self.request
+        if isinstance(request, FetchRequest) and isinstance(response, FetchResponse):
+            return request.fetch_offset == response.fetch_offset
+        if isinstance(request, FetchSnapshotRequest) and isinstance(
+            response, FetchSnapshotResponse
+        ):
+            return (request.snapshot_id, request.position) == (
+                response.snapshot_id,
+                response.position,
+            )
+        if isinstance(request, VoteRequest) and isinstance(response, VoteResponse):
+            return request.pre_vote == response.pre_vote
+        return True
+
+
+@dataclass(slots=True)
 class _AppendWaiter:
     end_offset: int  # committed once the high watermark reaches this
     epoch: int
@@ -141,7 +170,7 @@ class ControllerQuorum:
         self._wake = asyncio.Event()
         self._timer: asyncio.Task[None] | None = None
         self._transport: PeerTransport | None = None
-        self._awaiting: dict[tuple[int, type], collections.deque[asyncio.Future[RaftResponse]]] = {}
+        self._awaiting: dict[tuple[int, type], collections.deque[_Waiting]] = {}
         self._appends: list[_AppendWaiter] = []
         self._pending_steps: set[asyncio.Task[None]] = set()
         self.high_watermark = 0
@@ -279,17 +308,17 @@ class ControllerQuorum:
         if isinstance(request, EndQuorumEpochRequest):
             log.info("quorum: leader %d resigns epoch %d", request.sender, request.epoch)
         key = (request.sender, RESPONSE_TYPES[type(request)])
-        future: asyncio.Future[RaftResponse] = asyncio.get_running_loop().create_future()
+        waiting = _Waiting(request, asyncio.get_running_loop().create_future())
         queue = self._awaiting.setdefault(key, collections.deque())
-        queue.append(future)
+        queue.append(waiting)
         try:
             await self._step(lambda now: self.node.handle(request, now))
             wait_ms = getattr(request, "max_wait_ms", 0) + self.config.request_timeout_ms
             async with asyncio.timeout(wait_ms / 1000):
-                return await future
+                return await waiting.future
         finally:
             with contextlib.suppress(ValueError):
-                queue.remove(future)
+                queue.remove(waiting)
 
     # ---- the loop ---------------------------------------------------------------------
 
@@ -373,11 +402,15 @@ class ControllerQuorum:
             self._transport.send(message)  # type: ignore[arg-type]
             return
         queue = self._awaiting.get((message.receiver, type(message)))
-        while queue:
-            future = queue.popleft()
-            if not future.done():
-                future.set_result(message)  # type: ignore[arg-type]
-                return
+        if queue:
+            # the request this answers (a peer whose old connection died may have two
+            # of a kind waiting: a Fetch answer goes to the Fetch at its offset)
+            ranked = sorted(queue, key=lambda w: not w.answered_by(message))
+            for waiting in ranked:
+                queue.remove(waiting)
+                if not waiting.future.done():
+                    waiting.future.set_result(message)  # type: ignore[arg-type]
+                    return
         log.debug("quorum: no request waits for %s", message)
 
     def _on_event(self, event: CommitEvent | LoadSnapshotEvent | LeaderChangeEvent) -> None:
