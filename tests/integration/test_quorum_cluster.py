@@ -244,3 +244,31 @@ def test_kill_loop_loses_no_acknowledged_entry(cluster: list[QuorumNode], seed: 
     assert len(committed) == len(set(committed))  # nothing twice
     positions = [committed.index(p) for p in acknowledged]  # every acknowledged one is there
     assert positions == sorted(positions)  # in acknowledgement order
+
+
+def test_a_controller_only_node_runs_just_the_quorum(tmp_path: Path) -> None:
+    """``process.roles=controller``: the controller listener and the Raft log only (no
+    client listener, no partition logs); a one-voter quorum elects itself."""
+    port = free_port()
+    data = tmp_path / "controller"
+    args = [sys.executable, "-m", "connect_worker.cli", "broker"]
+    for key, value in {
+        "node.id": "1",
+        "process.roles": "controller",
+        "controller.quorum.voters": f"1@127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listeners": f"CONTROLLER://127.0.0.1:{port}",
+        "log.dirs": str(data),
+    }.items():
+        args += ["--override", f"{key}={value}"]
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        status = wait_for(
+            lambda: _cluster_status(port), "the controller to answer", retry_on=(Exception,)
+        )
+        assert (status["leader_id"], [v["node_id"] for v in status["voters"]]) == (1, [1])
+        assert sorted(p.name for p in data.iterdir()) == ["__cluster_metadata-0", "meta.properties"]
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
