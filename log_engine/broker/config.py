@@ -92,6 +92,57 @@ class BrokerConfig(BaseModel):
         alias="advertised.listeners",
         description="Addresses given to clients in metadata; default: listeners.",
     )
+    process_roles: str | None = Field(
+        None,
+        alias="process.roles",
+        description="KRaft roles: broker, controller or broker,controller; unset with "
+        "no controller.quorum.voters: a single node as before.",
+    )
+    controller_quorum_voters: str | None = Field(
+        None,
+        alias="controller.quorum.voters",
+        description="The controllers: id@host:port,... (their controller listeners).",
+    )
+    controller_listener_names: str | None = Field(
+        None,
+        alias="controller.listener.names",
+        description="Listener names the controllers use (e.g. CONTROLLER).",
+    )
+    listener_security_protocol_map: str = Field(
+        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        alias="listener.security.protocol.map",
+        description="Listener name -> security protocol (only PLAINTEXT is supported).",
+    )
+    inter_broker_listener_name: str | None = Field(
+        None,
+        alias="inter.broker.listener.name",
+        description="The listener brokers use to reach each other; default: the first "
+        "broker listener.",
+    )
+    controller_quorum_election_timeout_ms: int = Field(
+        1000,
+        alias="controller.quorum.election.timeout.ms",
+        gt=0,
+        description="Time without a leader before a voter stands for election (plus jitter).",
+    )
+    controller_quorum_fetch_timeout_ms: int = Field(
+        2000,
+        alias="controller.quorum.fetch.timeout.ms",
+        gt=0,
+        description="Time without a successful fetch from the leader before a voter stands.",
+    )
+    controller_quorum_request_timeout_ms: int = Field(
+        2000,
+        alias="controller.quorum.request.timeout.ms",
+        gt=0,
+        description="Time before an unanswered quorum request is sent again.",
+    )
+    cluster_id: str | None = Field(
+        None,
+        alias="cluster.id",
+        description="Sluice's key: the cluster id a new data dir is formatted with; default: "
+        "derived from controller.quorum.voters (Kafka takes it from kafka-storage format).",
+    )
     log_dirs: str = Field("data/log", alias="log.dirs", description="The data directory.")
     num_partitions: int = Field(
         1, alias="num.partitions", ge=1, description="Partitions of auto-created topics."
@@ -207,57 +258,6 @@ class BrokerConfig(BaseModel):
         alias="offsets.retention.minutes",
         ge=1,
         description="Committed offsets of empty groups expire after this long.",
-    )
-    process_roles: str | None = Field(
-        None,
-        alias="process.roles",
-        description="KRaft roles: broker, controller or broker,controller; unset with "
-        "no controller.quorum.voters: a single node as before.",
-    )
-    controller_quorum_voters: str | None = Field(
-        None,
-        alias="controller.quorum.voters",
-        description="The controllers: id@host:port,... (their controller listeners).",
-    )
-    controller_listener_names: str | None = Field(
-        None,
-        alias="controller.listener.names",
-        description="Listener names the controllers use (e.g. CONTROLLER).",
-    )
-    listener_security_protocol_map: str = Field(
-        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-        alias="listener.security.protocol.map",
-        description="Listener name -> security protocol (only PLAINTEXT is supported).",
-    )
-    inter_broker_listener_name: str | None = Field(
-        None,
-        alias="inter.broker.listener.name",
-        description="The listener brokers use to reach each other; default: the first "
-        "broker listener.",
-    )
-    controller_quorum_election_timeout_ms: int = Field(
-        1000,
-        alias="controller.quorum.election.timeout.ms",
-        gt=0,
-        description="Time without a leader before a voter stands for election (plus jitter).",
-    )
-    controller_quorum_fetch_timeout_ms: int = Field(
-        2000,
-        alias="controller.quorum.fetch.timeout.ms",
-        gt=0,
-        description="Time without a successful fetch from the leader before a voter stands.",
-    )
-    controller_quorum_request_timeout_ms: int = Field(
-        2000,
-        alias="controller.quorum.request.timeout.ms",
-        gt=0,
-        description="Time before an unanswered quorum request is sent again.",
-    )
-    cluster_id: str | None = Field(
-        None,
-        alias="cluster.id",
-        description="Sluice's key: the cluster id a new data dir is formatted with; default: "
-        "derived from controller.quorum.voters (Kafka takes it from kafka-storage format).",
     )
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."

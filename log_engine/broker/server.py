@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
 from log_engine.broker.config import Listener
-from log_engine.broker.handlers import CONTROLLER_HANDLERS, HANDLERS, Handler, RequestContext
+from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
+from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
     ApiKey,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from log_engine.broker.handlers import admin, fetch, groups, metadata, offsets, produce, quorum
+from log_engine.broker.handlers import admin, fetch, groups, metadata, offsets, produce
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.protocol import ApiKey
 
@@ -39,15 +39,4 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.DELETE_RECORDS: admin.handle_delete_records,
 }
 
-CONTROLLER_HANDLERS: dict[ApiKey, Handler] = {
-    ApiKey.API_VERSIONS: quorum.handle_api_versions,
-    ApiKey.VOTE: quorum.handle_quorum_request,
-    ApiKey.BEGIN_QUORUM_EPOCH: quorum.handle_quorum_request,
-    ApiKey.END_QUORUM_EPOCH: quorum.handle_quorum_request,
-    ApiKey.FETCH: quorum.handle_quorum_request,
-    ApiKey.FETCH_SNAPSHOT: quorum.handle_quorum_request,
-    ApiKey.DESCRIBE_QUORUM: quorum.handle_describe_quorum,
-}
-"""What the controller listener dispatches on (see ``CONTROLLER_VERSIONS``)."""
-
-__all__ = ["CONTROLLER_HANDLERS", "HANDLERS", "Handler", "RequestContext"]
+__all__ = ["HANDLERS", "Handler", "RequestContext"]

@@ -13,6 +13,8 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from collections.abc import Awaitable, Callable
+
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.protocol import ApiKey
 from log_engine.protocol.versions import CONTROLLER_VERSIONS, api_version_entries
@@ -116,3 +118,18 @@ async def handle_describe_quorum(context: RequestContext, body: dict[str, Any]) 
         "topics": [{"topic_name": METADATA_TOPIC, "partitions": [partition]}],
         "nodes": nodes,
     }
+
+
+CONTROLLER_HANDLERS: dict[
+    ApiKey, Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]
+] = {
+    ApiKey.API_VERSIONS: handle_api_versions,
+    ApiKey.VOTE: handle_quorum_request,
+    ApiKey.BEGIN_QUORUM_EPOCH: handle_quorum_request,
+    ApiKey.END_QUORUM_EPOCH: handle_quorum_request,
+    ApiKey.FETCH: handle_quorum_request,
+    ApiKey.FETCH_SNAPSHOT: handle_quorum_request,
+    ApiKey.DESCRIBE_QUORUM: handle_describe_quorum,
+}
+"""What the controller listener dispatches on (see ``CONTROLLER_VERSIONS``); the
+controller's own APIs (BrokerRegistration, BrokerHeartbeat, ...) join this table."""
