@@ -11,9 +11,8 @@ cluster is answered INCONSISTENT_CLUSTER_ID and logged; the core never sees it.
 from __future__ import annotations
 
 import logging
-from typing import Any
-
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.protocol import ApiKey
