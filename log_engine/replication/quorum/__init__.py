@@ -11,7 +11,7 @@ Modules, one concept each:
   send, then events) and the API the controller's state machine calls
 - ``meta_properties``: the data dir's ``meta.properties`` (cluster and node id)
 
-See docs/cluster.md.
+See docs/quorum.md.
 """
 
 from log_engine.replication.quorum.meta_properties import (
