@@ -20,6 +20,8 @@ from log_engine.protocol import ApiKey
 from log_engine.protocol.error_codes import ErrorCode
 
 METADATA_TOPIC = "__cluster_metadata"
+DESCRIBE_QUORUM_VERSION = 2
+"""Sent at a fixed version: controller APIs are not in ``CLIENT_VERSIONS``."""
 
 
 @dataclass(frozen=True, slots=True)

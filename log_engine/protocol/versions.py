@@ -110,11 +110,6 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.INIT_PRODUCER_ID: (0, 5),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
-        ApiKey.VOTE: (0, 2),
-        ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
-        ApiKey.END_QUORUM_EPOCH: (0, 1),
-        ApiKey.DESCRIBE_QUORUM: (0, 2),
-        ApiKey.FETCH_SNAPSHOT: (0, 1),
     }
 )
 """Inclusive (min, max) per api key our client can send (and read the answer of)."""
@@ -133,7 +128,8 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
 """What the controller listener serves (KRaft's quorum APIs; Fetch only on
 ``__cluster_metadata``). These are flexible versions: decision 1's classic-only
 rule is about the client-facing listener, which Kafka clients use; the
-controller listener is spoken by Sluice nodes (and Kafka's own tools)."""
+controller listener is spoken by Sluice nodes (and Kafka's own tools), which
+send these APIs at fixed versions (not through :data:`CLIENT_VERSIONS`)."""
 
 
 def api_version_entries(
