@@ -65,6 +65,7 @@ async def describe_quorum(host: str, port: int, timeout_ms: int = 10_000) -> Quo
                         {"topic_name": METADATA_TOPIC, "partitions": [{"partition_index": 0}]}
                     ]
                 },
+                version=DESCRIBE_QUORUM_VERSION,
             )
         finally:
             connection.close()
