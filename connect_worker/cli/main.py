@@ -8,6 +8,8 @@
   folder watcher (:mod:`connect_worker.cli.standalone`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
   (:mod:`connect_worker.cli.log_commands`).
+- ``sluice cluster status --bootstrap-controller HOST:PORT [--json]``: the
+  controller quorum (:mod:`connect_worker.cli.cluster_commands`).
 - ``sluice test PIPELINE.properties --input RECORDS.jsonl``: the pipeline's
   converters and transforms on sample records, offline
   (:mod:`connect_worker.cli.dry_run`).
@@ -25,10 +27,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from connect_worker.cli import log_commands, rest_client_commands
+from connect_worker.cli import cluster_commands, log_commands, rest_client_commands
 from connect_worker.cli.broker import BrokerConfigError, run_broker_command
 from connect_worker.properties import PropertiesError
 from log_engine.client.errors import KafkaError
+from log_engine.errors import LogDirLockedError
 
 log = logging.getLogger("sluice")
 
@@ -43,7 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         return int(args.run(args) or 0)
-    except (PropertiesError, BrokerConfigError) as exc:
+    except (PropertiesError, BrokerConfigError, LogDirLockedError) as exc:
         print(f"sluice: {exc}", file=sys.stderr)
         return 2
     except KafkaError as exc:
@@ -115,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     test.add_argument("--worker-config", type=Path, help="worker.properties (converters, plugins)")
     test.set_defaults(run=_run_test)
     log_commands.add_commands(commands)
+    cluster_commands.add_commands(commands)
     rest_client_commands.add_commands(commands)
     _describe_commands(parser)
     return parser

@@ -1,8 +1,13 @@
-"""A single-node broker: storage, topics, groups and the network server in one object.
+"""A broker: storage, topics, groups, the network server and (in a cluster) the
+controller quorum in one object.
 
 ``Broker(config)`` wires the pieces together; ``await broker.start()`` opens the
 log directory (taking its lock), loads committed offsets, binds the listener and
 starts the maintenance loop (flush.ms, retention, compaction, checkpoints).
+With ``controller.quorum.voters`` set it first checks (or, on the first start,
+writes) ``meta.properties``, then runs the Raft quorum (:attr:`quorum`: a voter
+when ``process.roles`` has ``controller``, which also binds the controller
+listener; an observer otherwise). A controller-only node runs just the quorum.
 ``await broker.stop()`` closes connections and shuts the logs down cleanly.
 """
 
@@ -12,8 +17,10 @@ import asyncio
 import contextlib
 import logging
 import time
+from typing import Any
 
-from log_engine.broker.config import BrokerConfig, Listener
+from log_engine.broker.cluster_config import ClusterConfig
+from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
@@ -21,6 +28,8 @@ from log_engine.broker.replica.manager import ReplicaManager
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
 from log_engine.records import record_check
+from log_engine.replication.quorum import ControllerQuorum, ensure_formatted
+from log_engine.replication.raft import RaftListener
 from log_engine.storage.config import LogConfig
 from log_engine.storage.log_manager import LogManager
 
@@ -32,10 +41,21 @@ CLUSTER_ID = "sluice-cluster-000000"
 class Broker:
     """One broker process's state and services."""
 
-    def __init__(self, config: BrokerConfig) -> None:
+    def __init__(self, config: BrokerConfig, quorum_listener: RaftListener | None = None) -> None:
         self.config = config
         self.node_id = config.node_id
-        self.cluster_id = CLUSTER_ID
+        self.cluster: ClusterConfig | None = config.cluster
+        self.cluster_id = self.cluster.cluster_id if self.cluster else CLUSTER_ID
+        self.quorum: ControllerQuorum | None = (
+            ControllerQuorum(self.cluster, config.log_dir, quorum_listener)
+            if self.cluster
+            else None
+        )
+        self.controller_server: BrokerServer | None = (
+            BrokerServer(self, controller=True)
+            if self.cluster and self.cluster.is_controller
+            else None
+        )
         self.logs: LogManager
         self.topics: TopicManager
         self.offsets: OffsetStore
@@ -58,9 +78,45 @@ class Broker:
             return Listener(listener.name, listener.host, self.server.port)
         return listener
 
+    @property
+    def serves_clients(self) -> bool:
+        """False on a controller-only node (no client listener, no partition logs)."""
+        return self.cluster is None or self.cluster.is_broker
+
     async def start(self) -> None:
         started = time.monotonic()
         self.config.log_dir.mkdir(parents=True, exist_ok=True)
+        if self.cluster is not None:
+            ensure_formatted(self.config.log_dir, self.cluster.cluster_id, self.node_id)
+        await self._start_quorum()
+        if self.serves_clients:
+            await self._start_broker()
+        log.info("node %d started in %.2fs", self.node_id, time.monotonic() - started)
+
+    async def _start_quorum(self) -> None:
+        if self.quorum is None:
+            return
+        await self.quorum.start()
+        if self.controller_server is not None:
+            assert self.cluster is not None and self.cluster.controller_listener is not None
+            listener = self.cluster.controller_listener
+            try:
+                await self.controller_server.start(listener)
+            except OSError as exc:
+                await self.quorum.stop()
+                raise BrokerConfigError(
+                    f"cannot bind the controller listener {listener}: {exc.strerror or exc} "
+                    f"(is node {self.node_id} already running?)"
+                ) from None
+            log.info(
+                "controller %d listening on %s (cluster %s)",
+                self.node_id,
+                self.controller_server.address,
+                self.cluster_id,
+            )
+
+    async def _start_broker(self) -> None:
+        started = time.monotonic()
         defaults = LogConfig.from_properties(self.config.default_topic_properties())
         self.logs = LogManager.open(self.config.log_dir, defaults)
         self.topics = TopicManager(self.logs)
@@ -88,6 +144,15 @@ class Broker:
             )
 
     async def stop(self) -> None:
+        if self.controller_server is not None:
+            await self.controller_server.stop()
+        if self.quorum is not None:
+            await self.quorum.stop()
+        if self.serves_clients:
+            await self._stop_broker()
+        log.info("node %d stopped", self.node_id)
+
+    async def _stop_broker(self) -> None:
         if self._maintenance:
             self._maintenance.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -98,7 +163,6 @@ class Broker:
         await self.server.stop()
         await self.groups.stop()
         self.logs.close()
-        log.info("broker %d stopped", self.node_id)
 
     async def _maintain(self) -> None:
         """Every ``log.retention.check.interval.ms``, one maintenance pass in a thread.
@@ -123,11 +187,20 @@ class Broker:
             log.exception("log maintenance failed")
 
 
-async def run_broker(config: BrokerConfig, stop: asyncio.Event) -> None:
+async def run_broker(
+    config: BrokerConfig, stop: asyncio.Event, quorum_listener: RaftListener | None = None
+) -> None:
     """Run a broker until ``stop`` is set (the CLI's main loop)."""
-    broker = Broker(config)
+    broker = Broker(config, quorum_listener)
     await broker.start()
     try:
-        await stop.wait()
+        stopping = asyncio.ensure_future(stop.wait())
+        waits: list[asyncio.Future[Any]] = [stopping]
+        if broker.quorum is not None:
+            waits.append(broker.quorum.failure)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        stopping.cancel()
     finally:
         await broker.stop()
+    if broker.quorum is not None and broker.quorum.failure.done():
+        broker.quorum.failure.result()  # raises QuorumFailedError: the process exits non-zero

@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from log_engine.broker.cluster_config import ClusterConfig, parse_cluster
 
 log = logging.getLogger(__name__)
 
@@ -30,17 +39,39 @@ class Listener:
     port: int
 
     @classmethod
-    def parse(cls, text: str) -> Listener:
+    def parse(cls, text: str, protocols: dict[str, str] | None = None) -> Listener:
+        """Parse one entry; its name must map to PLAINTEXT in ``protocols``
+        (``listener.security.protocol.map``, default: PLAINTEXT and CONTROLLER)."""
         name, sep, address = text.strip().partition("://")
         host, colon, port = address.rpartition(":")
-        if not sep or not colon or not port.isdigit():
+        if not sep or not colon or not port.isdigit() or not name:
             raise ValueError(f"listener {text!r} is not NAME://host:port")
-        if name.upper() != "PLAINTEXT":
-            raise ValueError(f"listener {text!r}: only PLAINTEXT is supported")
-        return cls(name.upper(), host.strip("[]"), int(port))
+        name = name.upper()
+        protocol = (protocols or DEFAULT_PROTOCOL_MAP).get(name)
+        if protocol is None:
+            raise ValueError(
+                f"listener {text!r}: {name} is not in listener.security.protocol.map"
+            )
+        if protocol != "PLAINTEXT":
+            raise ValueError(f"listener {text!r}: only PLAINTEXT is supported (got {protocol})")
+        return cls(name, host.strip("[]"), int(port))
 
     def __str__(self) -> str:
         return f"{self.name}://{self.host}:{self.port}"
+
+
+DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+
+
+def parse_protocol_map(text: str) -> dict[str, str]:
+    """``listener.security.protocol.map``: ``NAME:PROTOCOL,...``."""
+    protocols: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, colon, protocol = item.partition(":")
+        if not colon or not name.strip() or not protocol.strip():
+            raise ValueError(f"{item!r} is not NAME:PROTOCOL")
+        protocols[name.strip().upper()] = protocol.strip().upper()
+    return protocols
 
 
 class BrokerConfigError(ValueError):
@@ -60,6 +91,57 @@ class BrokerConfig(BaseModel):
         None,
         alias="advertised.listeners",
         description="Addresses given to clients in metadata; default: listeners.",
+    )
+    process_roles: str | None = Field(
+        None,
+        alias="process.roles",
+        description="KRaft roles: broker, controller or broker,controller; unset with "
+        "no controller.quorum.voters: a single node as before.",
+    )
+    controller_quorum_voters: str | None = Field(
+        None,
+        alias="controller.quorum.voters",
+        description="The controllers: id@host:port,... (their controller listeners).",
+    )
+    controller_listener_names: str | None = Field(
+        None,
+        alias="controller.listener.names",
+        description="Listener names the controllers use (e.g. CONTROLLER).",
+    )
+    listener_security_protocol_map: str = Field(
+        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        alias="listener.security.protocol.map",
+        description="Listener name -> security protocol (only PLAINTEXT is supported).",
+    )
+    inter_broker_listener_name: str | None = Field(
+        None,
+        alias="inter.broker.listener.name",
+        description="The listener brokers use to reach each other; default: the first "
+        "broker listener.",
+    )
+    controller_quorum_election_timeout_ms: int = Field(
+        1000,
+        alias="controller.quorum.election.timeout.ms",
+        gt=0,
+        description="Time without a leader before a voter stands for election (plus jitter).",
+    )
+    controller_quorum_fetch_timeout_ms: int = Field(
+        2000,
+        alias="controller.quorum.fetch.timeout.ms",
+        gt=0,
+        description="Time without a successful fetch from the leader before a voter stands.",
+    )
+    controller_quorum_request_timeout_ms: int = Field(
+        2000,
+        alias="controller.quorum.request.timeout.ms",
+        gt=0,
+        description="Time before an unanswered quorum request is sent again.",
+    )
+    cluster_id: str | None = Field(
+        None,
+        alias="cluster.id",
+        description="Sluice's key: the cluster id a new data dir is formatted with; default: "
+        "derived from controller.quorum.voters (Kafka takes it from kafka-storage format).",
     )
     log_dirs: str = Field("data/log", alias="log.dirs", description="The data directory.")
     num_partitions: int = Field(
@@ -236,13 +318,49 @@ class BrokerConfig(BaseModel):
         """``max.connections.per.ip.overrides`` as a map."""
         return parse_ip_overrides(self.max_connections_per_ip_overrides)
 
-    @field_validator("listeners", "advertised_listeners")
+    @field_validator("listener_security_protocol_map")
     @classmethod
-    def _parse_listeners(cls, value: str | None) -> str | None:
-        if value is not None:
-            for item in value.split(","):
-                Listener.parse(item)
+    def _check_protocol_map(cls, value: str) -> str:
+        parse_protocol_map(value)
         return value
+
+    @model_validator(mode="after")
+    def _check_listeners_and_cluster(self) -> BrokerConfig:
+        protocols = self.protocol_map
+        for value in (self.listeners, self.advertised_listeners):
+            if value is not None:
+                for item in value.split(","):
+                    Listener.parse(item, protocols)
+        _ = self.cluster  # raises on inconsistent cluster keys
+        return self
+
+    @property
+    def protocol_map(self) -> dict[str, str]:
+        return parse_protocol_map(self.listener_security_protocol_map)
+
+    def all_listeners(self) -> list[Listener]:
+        """Every entry of ``listeners``."""
+        return [Listener.parse(item, self.protocol_map) for item in self.listeners.split(",")]
+
+    @property
+    def cluster(self) -> ClusterConfig | None:
+        """The KRaft cluster keys, checked together; None for a single node (no voters)."""
+        return parse_cluster(
+            node_id=self.node_id,
+            process_roles=self.process_roles,
+            quorum_voters=self.controller_quorum_voters,
+            controller_listener_names=self.controller_listener_names,
+            listeners=self.all_listeners(),
+            inter_broker_listener_name=self.inter_broker_listener_name,
+            cluster_id=self.cluster_id,
+            election_timeout_ms=self.controller_quorum_election_timeout_ms,
+            fetch_timeout_ms=self.controller_quorum_fetch_timeout_ms,
+            request_timeout_ms=self.controller_quorum_request_timeout_ms,
+        )
+
+    def _controller_names(self) -> set[str]:
+        names = self.controller_listener_names or ""
+        return {n.strip().upper() for n in names.split(",") if n.strip()}
 
     @classmethod
     def from_properties(cls, props: dict[str, str]) -> BrokerConfig:
@@ -261,15 +379,32 @@ class BrokerConfig(BaseModel):
 
     @property
     def listener(self) -> Listener:
-        """The (first) listener the broker binds."""
-        return Listener.parse(self.listeners.split(",")[0])
+        """The client listener the broker binds: the inter-broker one, else the first
+        that is not a controller listener."""
+        brokers = [
+            listener
+            for listener in self.all_listeners()
+            if listener.name not in self._controller_names()
+        ]
+        if not brokers:
+            raise BrokerConfigError("listeners has no broker listener (controller-only node)")
+        wanted = (self.inter_broker_listener_name or "").upper()
+        return next((listener for listener in brokers if listener.name == wanted), brokers[0])
 
     @property
     def advertised_listener(self) -> Listener:
         """The address handed to clients in metadata."""
-        if self.advertised_listeners:
-            return Listener.parse(self.advertised_listeners.split(",")[0])
         bound = self.listener
+        if self.advertised_listeners:
+            advertised = [
+                Listener.parse(item, self.protocol_map)
+                for item in self.advertised_listeners.split(",")
+            ]
+            match = next((a for a in advertised if a.name == bound.name), None)
+            if match is not None:
+                return match
+            if advertised[0].name not in self._controller_names():
+                return advertised[0]
         host = bound.host if bound.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
         return Listener(bound.name, host, bound.port)
 
@@ -337,6 +472,9 @@ def parse_ip_overrides(text: str) -> dict[str, int]:
 def _explain(exc: ValidationError) -> str:
     lines = []
     for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"]) or "config"
+        if not error["loc"]:  # a rule across keys: its message names them
+            lines.append(str(error["msg"]).removeprefix("Value error, "))
+            continue
+        where = ".".join(str(p) for p in error["loc"])
         lines.append(f"{where}: {error['msg']} (got {error.get('input')!r})")
     return "invalid broker config: " + "; ".join(lines)

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
 from log_engine.broker.config import Listener
-from log_engine.broker.handlers import HANDLERS, RequestContext
+from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
+from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
     ApiKey,
@@ -56,10 +57,15 @@ class ConnectionClosed(Exception):
 
 
 class BrokerServer:
-    """Accepts connections and runs one :class:`Connection` task per client."""
+    """Accepts connections and runs one :class:`Connection` task per client.
 
-    def __init__(self, broker: Broker) -> None:
+    ``controller=True``: the controller listener, which serves KRaft's quorum APIs
+    (``CONTROLLER_HANDLERS``, ``CONTROLLER_VERSIONS``) instead of the client APIs.
+    """
+
+    def __init__(self, broker: Broker, *, controller: bool = False) -> None:
         self._broker = broker
+        self._controller = controller
         self._sock: socket.socket | None = None
         self._accept_task: asyncio.Task[None] | None = None
         self._connections: set[asyncio.Task[None]] = set()
@@ -115,7 +121,9 @@ class BrokerServer:
                 continue
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             client.setblocking(False)
-            conn = Connection(self._broker, client, f"{ip}:{address[1]}", self.memory)
+            conn = Connection(
+                self._broker, client, f"{ip}:{address[1]}", self.memory, self._controller
+            )
             task = loop.create_task(conn.run())
             self._connections.add(task)
             task.add_done_callback(self._connections.discard)
@@ -126,9 +134,16 @@ class Connection:
     """One client connection: read a frame, answer it, repeat."""
 
     def __init__(
-        self, broker: Broker, sock: socket.socket, peer: str, memory: RequestMemoryPool
+        self,
+        broker: Broker,
+        sock: socket.socket,
+        peer: str,
+        memory: RequestMemoryPool,
+        controller: bool = False,
     ) -> None:
         self._broker = broker
+        self._controller = controller
+        self._handlers: dict[ApiKey, Handler] = CONTROLLER_HANDLERS if controller else HANDLERS
         self._sock = sock
         self._peer = peer
         self._memory = memory
@@ -169,7 +184,7 @@ class Connection:
 
     async def _serve(self, frame: memoryview) -> None:
         try:
-            header, body = decode_request(frame)
+            header, body = decode_request(frame, controller=self._controller)
         except UnsupportedVersionError as exc:
             if exc.header is not None and exc.header.api_key == ApiKey.API_VERSIONS:
                 await self._send([api_versions_fallback_response(exc.header.correlation_id)])
@@ -177,7 +192,7 @@ class Connection:
             raise ConnectionClosed(str(exc)) from None
         except (UnknownApiKeyError, InvalidRequestError) as exc:
             raise ConnectionClosed(str(exc)) from None
-        handler = HANDLERS.get(ApiKey(header.api_key))
+        handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
         context = RequestContext(self._broker, header, self._peer)

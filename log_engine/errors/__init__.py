@@ -252,16 +252,6 @@ from log_engine.errors.refinements import (
     UnexpectedAppendOffsetError,
 )
 
-# Old names, kept only so that branches started before issue 16 merge cleanly (nothing
-# in the tree uses them). Remove them, ``KafkaError.error_code`` (read ``errno``) and the
-# re-export modules protocol/errors.py, protocol/error_codes.py and
-# replication/raft/errors.py once nothing imports them.
-LogEngineError = KafkaError
-CorruptRecordError = CorruptMessageError
-RecordTooLargeError = MessageTooLargeError
-UnsupportedCompressionError = UnsupportedCompressionTypeError
-StorageError = KafkaStorageError
-
 __all__ = [
     "AuthorizationError",
     "BrokerIdNotRegisteredError",
@@ -274,7 +264,6 @@ __all__ = [
     "CorruptIndexError",
     "CorruptMessageError",
     "CorruptRaftStateError",
-    "CorruptRecordError",
     "CorruptResponseError",
     "CrcMismatchError",
     "DuplicateBrokerRegistrationError",
@@ -321,7 +310,6 @@ __all__ = [
     "ListenerNotFoundError",
     "LogDirLockedError",
     "LogDirOfflineError",
-    "LogEngineError",
     "MalformedRecordError",
     "MemberIdRequiredError",
     "MessageTooLargeError",
@@ -351,13 +339,11 @@ __all__ = [
     "RaftError",
     "RebalanceInProgressError",
     "RecordListTooLargeError",
-    "RecordTooLargeError",
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
     "SaslAuthenticationFailedError",
     "SnapshotNotFoundError",
     "StaleBrokerEpochError",
-    "StorageError",
     "ThrottlingQuotaExceededError",
     "TopicAlreadyExistsError",
     "TopicAuthorizationFailedError",
@@ -374,7 +360,6 @@ __all__ = [
     "UnknownTopicOrPartitionError",
     "UnrecognizedKafkaError",
     "UnstableOffsetCommitError",
-    "UnsupportedCompressionError",
     "UnsupportedCompressionTypeError",
     "UnsupportedForMessageFormatError",
     "UnsupportedSaslMechanismError",

@@ -63,11 +63,6 @@ class KafkaError(Exception):
         """The text given when the error was raised, without the code and name."""
         return super().__str__()
 
-    @property
-    def error_code(self) -> int:
-        """Deprecated spelling of ``errno`` (engine errors used it before issue 16)."""
-        return self.errno
-
     def __str__(self) -> str:
         detail = self.detail
         text = f"[Error {self.errno}] {self.message}"

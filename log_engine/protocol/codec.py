@@ -20,6 +20,7 @@ for the broker, ``CLIENT_VERSIONS`` for the client) is compiled once, at import.
 from __future__ import annotations
 
 import struct
+from collections.abc import Mapping
 from typing import Any
 
 from log_engine.errors import (
@@ -43,7 +44,12 @@ from log_engine.protocol.headers import (
 )
 from log_engine.protocol.schema import CompiledStruct
 from log_engine.protocol.types import Chunk, Reader, Writer
-from log_engine.protocol.versions import CLIENT_VERSIONS, SUPPORTED_VERSIONS, ApiKey
+from log_engine.protocol.versions import (
+    CLIENT_VERSIONS,
+    CONTROLLER_VERSIONS,
+    SUPPORTED_VERSIONS,
+    ApiKey,
+)
 
 # Every served (api key, version), compiled at import: a wrong declaration fails
 # here, and the hot path is one dict lookup.
@@ -55,6 +61,12 @@ _REQUEST_SCHEMAS: dict[tuple[int, int], CompiledStruct] = {
 _RESPONSE_SCHEMAS: dict[tuple[int, int], CompiledStruct] = {
     (key, version): RESPONSES[key].schema(version)
     for key, (lo, hi) in SUPPORTED_VERSIONS.items()
+    for version in range(lo, hi + 1)
+}
+# The controller listener's table (KRaft's quorum APIs, flexible versions).
+_CONTROLLER_REQUEST_SCHEMAS: dict[tuple[int, int], CompiledStruct] = {
+    (key, version): REQUESTS[key].schema(version)
+    for key, (lo, hi) in CONTROLLER_VERSIONS.items()
     for version in range(lo, hi + 1)
 }
 # Every version the client speaks: (request schema, response schema, whether the
@@ -75,20 +87,25 @@ _UNSUPPORTED_VERSION = UnsupportedVersionError.errno
 _DECODE_FAILURES = (ProtocolDecodeError, struct.error, IndexError, UnicodeDecodeError)
 
 
-def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader, dict[str, Any]]:
+def decode_request(
+    frame: bytes | bytearray | memoryview, *, controller: bool = False
+) -> tuple[RequestHeader, dict[str, Any]]:
     """Decode one request frame (without its size prefix) into header and body.
 
-    Fields the version lacks are filled with their defaults; records fields are
-    zero-copy ``memoryview`` slices of ``frame`` (keep ``frame`` unchanged while
-    they are in use).
+    ``controller``: the frame came in on the controller listener, which serves
+    :data:`CONTROLLER_VERSIONS` instead of :data:`SUPPORTED_VERSIONS`. Fields the
+    version lacks are filled with their defaults; records fields are zero-copy
+    ``memoryview`` slices of ``frame`` (keep ``frame`` unchanged while they are
+    in use).
     """
     reader = Reader(frame)
     if reader.end < REQUEST_HEADER_FIXED_SIZE:
         raise InvalidRequestError(f"request of {reader.end} bytes is shorter than its header")
     header, client_id_ok = read_request_header(reader)
-    schema = _REQUEST_SCHEMAS.get((header.api_key, header.api_version))
+    table = _CONTROLLER_REQUEST_SCHEMAS if controller else _REQUEST_SCHEMAS
+    schema = table.get((header.api_key, header.api_version))
     if schema is None:
-        raise _refusal(header)
+        raise _refusal(header, CONTROLLER_VERSIONS if controller else SUPPORTED_VERSIONS)
     if not client_id_ok:
         raise InvalidRequestError("malformed client_id in the request header", header=header)
     try:
@@ -107,15 +124,17 @@ def decode_request(frame: bytes | bytearray | memoryview) -> tuple[RequestHeader
     return header, body
 
 
-def _refusal(header: RequestHeader) -> InvalidRequestError | UnsupportedVersionError:
+def _refusal(
+    header: RequestHeader, served: Mapping[ApiKey, tuple[int, int]]
+) -> InvalidRequestError | UnsupportedVersionError:
     try:
         key = ApiKey(header.api_key)
     except ValueError:
         return UnknownApiKeyError(f"unknown api key {header.api_key}", header=header)
-    bounds = SUPPORTED_VERSIONS.get(key)
-    served = f"{bounds[0]}-{bounds[1]}" if bounds else "none"
+    bounds = served.get(key)
+    text = f"{bounds[0]}-{bounds[1]}" if bounds else "none"
     return UnsupportedVersionError(
-        f"{key.name} v{header.api_version} is not supported (served: {served})", header=header
+        f"{key.name} v{header.api_version} is not supported (served: {text})", header=header
     )
 
 

@@ -80,12 +80,26 @@ class Array:
         object.__setattr__(self, "item", value)
 
 
+@dataclass(frozen=True, slots=True, init=False)
+class Struct:
+    """Declares a single nested struct (not an array), given as its fields.
+
+    Kafka uses these mostly as tagged fields (Fetch's ``DivergingEpoch``); give
+    such a field a dict default so it is written only when it differs.
+    """
+
+    fields: tuple[Field, ...]
+
+    def __init__(self, fields: Sequence[Field]) -> None:
+        object.__setattr__(self, "fields", tuple(fields))
+
+
 @dataclass(frozen=True, slots=True)
 class Field:
     """One field of a message or struct, as declared for all versions at once."""
 
     name: str
-    type: FieldType | Array
+    type: FieldType | Array | Struct
     versions: VersionRange = ALL_VERSIONS
     nullable: VersionRange | None = None
     default: Any = NO_DEFAULT
@@ -98,6 +112,8 @@ class Field:
             return self.default
         if isinstance(self.type, Array):
             return []
+        if isinstance(self.type, Struct):
+            return {}
         return self.type.zero
 
 
@@ -326,6 +342,8 @@ def compile_struct(
 def _codec_for(path: str, spec: Field, version: int, flexible: bool) -> Codec:
     nullable = in_range(version, spec.nullable)
     kind = spec.type
+    if isinstance(kind, Struct):
+        return compile_struct(path, kind.fields, version, flexible)
     if isinstance(kind, Array):
         item: Codec
         if isinstance(kind.item, FieldType):

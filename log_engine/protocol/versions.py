@@ -54,7 +54,12 @@ class ApiKey(IntEnum):
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
     CREATE_PARTITIONS = 37
+    VOTE = 52
+    BEGIN_QUORUM_EPOCH = 53
+    END_QUORUM_EPOCH = 54
+    DESCRIBE_QUORUM = 55
     ALTER_PARTITION = 56
+    FETCH_SNAPSHOT = 59
     BROKER_REGISTRATION = 62
     BROKER_HEARTBEAT = 63
     ALLOCATE_PRODUCER_IDS = 67
@@ -118,23 +123,35 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
 
 CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
     {
+        ApiKey.FETCH: (12, 17),
+        ApiKey.API_VERSIONS: (0, 2),
+        ApiKey.VOTE: (0, 2),
+        ApiKey.BEGIN_QUORUM_EPOCH: (0, 1),
+        ApiKey.END_QUORUM_EPOCH: (0, 1),
+        ApiKey.DESCRIBE_QUORUM: (0, 2),
         ApiKey.ALTER_PARTITION: (0, 3),
+        ApiKey.FETCH_SNAPSHOT: (0, 1),
         ApiKey.BROKER_REGISTRATION: (0, 4),
         ApiKey.BROKER_HEARTBEAT: (0, 1),
         ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
     }
 )
-"""What a controller serves on its controller listener (Kafka's ``"listeners":
-["controller"]`` APIs), and what a broker sends it there: flexible versions
-included, since only brokers call them. Neither the client listener
-(:data:`SUPPORTED_VERSIONS`) nor our client (:data:`CLIENT_VERSIONS`) has them."""
+"""What the controller listener serves (Kafka's ``"listeners": ["controller"]``
+APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
+brokers' calls to the active controller (registration, heartbeats,
+AlterPartition, producer-id blocks). Flexible versions: decision 1's
+classic-only rule is about the client-facing listener; the controller listener
+is spoken by Sluice nodes, which send these APIs at fixed versions (not through
+:data:`CLIENT_VERSIONS`)."""
 
 
-def api_version_entries() -> list[dict[str, Any]]:
-    """The ``api_keys`` list of an ApiVersions response, from :data:`SUPPORTED_VERSIONS`."""
+def api_version_entries(
+    served: Mapping[ApiKey, tuple[int, int]] = SUPPORTED_VERSIONS,
+) -> list[dict[str, Any]]:
+    """The ``api_keys`` list of an ApiVersions response (default: :data:`SUPPORTED_VERSIONS`)."""
     return [
         {"api_key": int(key), "min_version": lo, "max_version": hi}
-        for key, (lo, hi) in sorted(SUPPORTED_VERSIONS.items())
+        for key, (lo, hi) in sorted(served.items())
     ]
 
 

@@ -361,10 +361,16 @@ def _read_overrides(log_dir: Path) -> dict[str, dict[str, str]]:
     return {str(t): {str(k): str(v) for k, v in o.items()} for t, o in data.items()}
 
 
+CLUSTER_METADATA_TOPIC = "__cluster_metadata"
+"""KRaft's metadata log lives in ``<log.dir>/__cluster_metadata-0`` in its own format."""
+
+
 def _parse_partition_dir(path: Path) -> TopicPartition | None:
     if not path.is_dir():
         return None
     match = _PARTITION_DIR.match(path.name)
+    if match is not None and match.group(1) == CLUSTER_METADATA_TOPIC:
+        return None  # the controller quorum's Raft log (log_engine.replication.quorum)
     if match is None or match.group(1) in (".", "..") or not _LEGAL_TOPIC.match(match.group(1)):
         log.warning("%s: not a <topic>-<partition> directory, ignored", path)
         return None

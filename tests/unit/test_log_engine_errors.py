@@ -138,19 +138,6 @@ def test_sluice_errors_answer_with_their_parents_code() -> None:
     assert error_for_code(56) is KafkaStorageError  # a refinement never answers a wire code
 
 
-def test_old_names_are_the_new_classes() -> None:
-    """Kept for branches started before issue 16; remove them with this test."""
-    from log_engine.protocol import error_codes as old_codes
-    from log_engine.protocol import errors as old_errors
-    from log_engine.replication.raft import errors as old_raft
-
-    assert errors.LogEngineError is KafkaError
-    assert errors.CorruptRecordError is CorruptMessageError
-    assert errors.StorageError is KafkaStorageError
-    assert old_codes.ErrorCode is ErrorCode and old_raft.ErrorCode is ErrorCode
-    assert old_errors.KafkaError is KafkaError and old_raft.NotLeaderError is NotLeaderError
-
-
 def test_unknown_codes_get_a_cached_generic_class() -> None:
     cls = error_for_code(9999)
     assert issubclass(cls, UnrecognizedKafkaError)

@@ -58,12 +58,14 @@ from log_engine.protocol.apis.offsets import (
     OFFSET_FETCH_RESPONSE,
 )
 from log_engine.protocol.apis.produce import PRODUCE_REQUEST, PRODUCE_RESPONSE
+from log_engine.protocol.apis.quorum import QUORUM_PAIRS
 from log_engine.protocol.schema import CompiledStruct, Message
 from log_engine.protocol.versions import ApiKey
 
 Kind = Literal["request", "response"]
 
 _PAIRS = (
+    *QUORUM_PAIRS,
     (PRODUCE_REQUEST, PRODUCE_RESPONSE),
     (FETCH_REQUEST, FETCH_RESPONSE),
     (LIST_OFFSETS_REQUEST, LIST_OFFSETS_RESPONSE),

@@ -6,8 +6,9 @@ offsets, v7+ incremental fetch sessions (``session_id``, ``session_epoch``,
 ``forgotten_topics_data``), v9+ the current leader epoch per partition, v11+ the
 consumer's rack, v12+ is flexible (and sends the last fetched epoch), v13+
 names topics by ``topic_id`` instead of by name, v15+ moves the replica id into
-a tagged field. Tagged structs (diverging epoch, current leader, snapshot id,
-node endpoints, replica state) are skipped when read and never written.
+a tagged field (``replica_state``). The response's tagged diverging epoch,
+current leader and snapshot id (KRaft's fetch from ``__cluster_metadata``,
+KIP-595) are read and written; node endpoints are skipped when read.
 
 The response's ``records`` per partition are whole stored batches: when
 encoding, the broker passes bytes or a list of ``bytes | FileSlice`` pieces and
@@ -16,7 +17,7 @@ they become separate chunks of the frame (for ``sendfile``), never copied.
 
 from __future__ import annotations
 
-from log_engine.protocol.schema import ALL_VERSIONS, Array, Field, Message
+from log_engine.protocol.schema import ALL_VERSIONS, Array, Field, Message, Struct
 from log_engine.protocol.types import INT8, INT16, INT32, INT64, RECORDS, STRING, UUID
 from log_engine.protocol.versions import ApiKey
 
@@ -45,6 +46,14 @@ FETCH_REQUEST = Message(
     (
         Field("cluster_id", STRING, versions=(12, None), nullable=(12, None), default=None, tag=0),
         Field("replica_id", INT32, versions=(0, 14), default=-1),
+        Field(
+            "replica_state",
+            Struct(
+                (Field("replica_id", INT32, default=-1), Field("replica_epoch", INT64, default=-1))
+            ),
+            versions=(15, None),
+            tag=1,
+        ),
         Field("max_wait_ms", INT32),
         Field("min_bytes", INT32),
         Field("max_bytes", INT32, versions=(3, None), default=0x7FFFFFFF),
@@ -58,6 +67,18 @@ FETCH_REQUEST = Message(
     flexible=12,
 )
 
+_EPOCH_END_OFFSET = (
+    Field("epoch", INT32, default=-1),
+    Field("end_offset", INT64, default=-1),
+)
+_LEADER_ID_AND_EPOCH = (
+    Field("leader_id", INT32, default=-1),
+    Field("leader_epoch", INT32, default=-1),
+)
+_SNAPSHOT_ID = (
+    Field("end_offset", INT64, default=-1),
+    Field("epoch", INT32, default=-1),
+)
 _ABORTED_TRANSACTION = (
     Field("producer_id", INT64, versions=(4, None)),
     Field("first_offset", INT64, versions=(4, None)),
@@ -68,6 +89,9 @@ _PARTITION_DATA = (
     Field("high_watermark", INT64),
     Field("last_stable_offset", INT64, versions=(4, None), default=-1),
     Field("log_start_offset", INT64, versions=(5, None), default=-1),
+    Field("diverging_epoch", Struct(_EPOCH_END_OFFSET), versions=(12, None), tag=0),
+    Field("current_leader", Struct(_LEADER_ID_AND_EPOCH), versions=(12, None), tag=1),
+    Field("snapshot_id", Struct(_SNAPSHOT_ID), versions=(12, None), tag=2),
     Field(
         "aborted_transactions",
         Array(_ABORTED_TRANSACTION),

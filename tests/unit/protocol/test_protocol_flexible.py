@@ -161,7 +161,8 @@ def test_fetch_v12_response_with_header_tags_and_tagged_partition_fields() -> No
         )
         + records
         + h(
-            "| 01 | 00 0c | 00 00 00 01 00 00 00 00 00 00 00 05"  # tag 0 DivergingEpoch: skipped
+            # tag 0 DivergingEpoch: 13 bytes (a flexible struct ends with its own tag section)
+            "| 01 | 00 0d | 00 00 00 01 00 00 00 00 00 00 00 05 00"
             "| 00 | 00"  # topic and body tag sections
         )
     )
@@ -171,6 +172,8 @@ def test_fetch_v12_response_with_header_tags_and_tagged_partition_fields() -> No
     assert bytes(partition["records"]) == records
     assert partition["aborted_transactions"] is None
     assert (partition["high_watermark"], partition["preferred_read_replica"]) == (10, -1)
+    assert partition["diverging_epoch"] == {"epoch": 1, "end_offset": 5}
+    assert partition["snapshot_id"] == {}  # absent: the default
 
 
 def test_tags_out_of_order_are_a_decode_error() -> None:

@@ -89,10 +89,16 @@ def test_every_client_version_has_compiled_schemas() -> None:
 
 
 def test_every_api_key_but_sasl_is_declared_and_served() -> None:
-    controller = set(CONTROLLER_VERSIONS)  # served on the controller listener only
+    # the controller listener's APIs are served there only (it also serves
+    # ApiVersions and Fetch of __cluster_metadata)
+    controller = set(CONTROLLER_VERSIONS) - {ApiKey.FETCH, ApiKey.API_VERSIONS}
     served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE} - controller
     assert set(SUPPORTED_VERSIONS) == served == set(CLIENT_VERSIONS)
     assert set(REQUESTS) == served | controller == set(RESPONSES)
+    for key in controller:
+        lo, hi = REQUESTS[key].versions
+        assert lo <= CONTROLLER_VERSIONS[key][0] and CONTROLLER_VERSIONS[key][1] <= hi
+        assert RESPONSES[key].versions == REQUESTS[key].versions
     for key in served:
         # the declarations cover both tables: the broker serves classic versions only,
         # the client speaks up to the newest declared versions, flexible ones included

@@ -1,0 +1,158 @@
+"""Requests to the other voters over their controller listeners.
+
+One :class:`~log_engine.client.connection.BrokerConnection` per (voter, api): a
+Fetch the leader holds for up to ``fetch_max_wait_ms`` never delays a Vote or a
+BeginQuorumEpoch queued behind it on the same socket (the server answers one
+connection's requests in order). Each send is a task of its own; its answer goes
+to ``deliver``. A refused connection, a timeout or a malformed answer is a lost
+message: it is logged (once per peer until it works again) and dropped, and the
+core sends again after ``controller.quorum.request.timeout.ms``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+
+from log_engine.client.config import ClientConfig
+from log_engine.client.connection import BrokerConnection
+from log_engine.client.errors import KafkaError
+from log_engine.errors import CorruptMessageError
+from log_engine.protocol.versions import ApiKey
+from log_engine.replication.quorum.translate import (
+    INCONSISTENT_CLUSTER_ID,
+    INVALID_VOTER_KEY,
+    WireError,
+    request_to_wire,
+    response_from_wire,
+)
+from log_engine.replication.raft.messages import RaftRequest, RaftResponse
+from log_engine.replication.raft.types import NodeId
+
+log = logging.getLogger(__name__)
+
+_MAX_TASKS = 256  # bound on sends in flight (the core keeps a handful per peer)
+
+
+class PeerTransport:
+    """Sends the core's requests to voters and hands their answers to ``deliver``."""
+
+    def __init__(
+        self,
+        addresses: dict[NodeId, tuple[str, int]],
+        cluster_id: str,
+        node_id: NodeId,
+        request_timeout_ms: int,
+        fetch_max_bytes: int,
+        deliver: Callable[[RaftResponse], None],
+    ) -> None:
+        self._addresses = addresses
+        self._cluster_id = cluster_id
+        self._request_timeout_ms = request_timeout_ms
+        self._fetch_max_bytes = fetch_max_bytes
+        self._deliver = deliver
+        self._config = ClientConfig.from_mapping(
+            {
+                "bootstrap.servers": [f"{h}:{p}" for h, p in addresses.values()] or ["localhost:1"],
+                "client.id": f"sluice-raft-{node_id}",
+                "request.timeout.ms": request_timeout_ms,
+                "socket.connection.setup.timeout.ms": min(request_timeout_ms, 10_000),
+            }
+        )
+        self._connections: dict[tuple[NodeId, ApiKey], BrokerConnection] = {}
+        self._connecting: dict[tuple[NodeId, ApiKey], asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._failing: set[NodeId] = set()
+        self._closed = False
+
+    def send(self, request: RaftRequest) -> None:
+        """Send ``request`` in the background (dropped if the receiver has no address)."""
+        if self._closed or request.receiver not in self._addresses:
+            return
+        if len(self._tasks) >= _MAX_TASKS:
+            log.warning("quorum: %d requests in flight, dropping %s", len(self._tasks), request)
+            return
+        task = asyncio.get_running_loop().create_task(self._send(request))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def drain(self, timeout_s: float) -> None:
+        """Wait up to ``timeout_s`` for the sends in flight now (e.g. EndQuorumEpoch)."""
+        if self._tasks:
+            await asyncio.wait(set(self._tasks), timeout=timeout_s)
+
+    async def close(self) -> None:
+        self._closed = True
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for connection in self._connections.values():
+            connection.close("quorum stopped")
+        self._connections.clear()
+
+    async def _send(self, request: RaftRequest) -> None:
+        key, version, body = request_to_wire(request, self._cluster_id, self._fetch_max_bytes)
+        peer = request.receiver
+        try:
+            connection = await self._connection(peer, key)
+            answer = await connection.send(
+                key,
+                body,
+                version=version,
+                timeout_ms=self._request_timeout_ms + getattr(request, "max_wait_ms", 0),
+            )
+            response = response_from_wire(request, answer)
+        except (KafkaError, OSError) as exc:
+            self._drop(peer, key)
+            self._note_failure(peer, f"{key.name} to node {peer} failed: {exc}")
+            return
+        except WireError as exc:
+            if exc.error_code == INVALID_VOTER_KEY:
+                log.error(
+                    "quorum: the node at node %d's address is another node: "
+                    "controller.quorum.voters differ between the nodes",
+                    peer,
+                )
+            elif exc.error_code == INCONSISTENT_CLUSTER_ID:
+                log.error(
+                    "quorum: node %d rejects this node's cluster id %s: its "
+                    "controller.quorum.voters (or cluster.id) differ from this node's",
+                    peer,
+                    self._cluster_id,
+                )
+            else:
+                self._note_failure(peer, f"{key.name} to node {peer}: {exc}")
+            return
+        except CorruptMessageError as exc:
+            self._note_failure(peer, f"{key.name} from node {peer}: corrupt records: {exc}")
+            return
+        if peer in self._failing:
+            self._failing.discard(peer)
+            log.info("quorum: node %d answers again", peer)
+        self._deliver(response)
+
+    async def _connection(self, peer: NodeId, key: ApiKey) -> BrokerConnection:
+        slot = (peer, key)
+        lock = self._connecting.setdefault(slot, asyncio.Lock())
+        async with lock:
+            connection = self._connections.get(slot)
+            if connection is None or connection.closed:
+                host, port = self._addresses[peer]
+                connection = await BrokerConnection.open(host, port, self._config, peer)
+                self._connections[slot] = connection
+            return connection
+
+    def _drop(self, peer: NodeId, key: ApiKey) -> None:
+        connection = self._connections.pop((peer, key), None)
+        if connection is not None:
+            with contextlib.suppress(Exception):
+                connection.close("request failed")
+
+    def _note_failure(self, peer: NodeId, text: str) -> None:
+        if peer not in self._failing:
+            self._failing.add(peer)
+            log.info("quorum: %s", text)
+        else:
+            log.debug("quorum: %s", text)
