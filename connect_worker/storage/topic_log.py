@@ -107,7 +107,7 @@ class TopicLog:
         self._partitions: list[TopicPartition] = []
         self._positions: dict[TopicPartition, int] = {}
         self._progress = threading.Condition()
-        self._reader_error: BaseException | None = None
+        self._waiting = 0  # read_to_end callers waiting for positions
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -209,18 +209,24 @@ class TopicLog:
                 f"cannot read the end offsets of topic {self.topic!r}: {exc}"
             ) from exc
         with self._progress:
-            while not self._reached({tp: end for tp, (end, _) in ends.items()}):
-                if self._reader_error is not None:
-                    raise TopicStoreError(
-                        f"the reader of topic {self.topic!r} failed: {self._reader_error}"
-                    ) from self._reader_error
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._stopping.is_set():
-                    raise TopicStoreError(
-                        f"did not read topic {self.topic!r} to its end {_show(ends)} "
-                        f"within {timeout_ms} ms (read so far: {_show_positions(self._positions)})"
-                    )
-                self._progress.wait(remaining)
+            self._waiting += 1
+            try:
+                self._wait_for(ends, deadline, timeout_ms)
+            finally:
+                self._waiting -= 1
+
+    def _wait_for(
+        self, ends: Mapping[TopicPartition, tuple[int, int]], deadline: float, timeout_ms: int
+    ) -> None:
+        """Wait, with the progress condition held, until the reader reached ``ends``."""
+        while not self._reached({tp: end for tp, (end, _) in ends.items()}):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or self._stopping.is_set():
+                raise TopicStoreError(
+                    f"did not read topic {self.topic!r} to its end {_show(ends)} "
+                    f"within {timeout_ms} ms (read so far: {_show_positions(self._positions)})"
+                )
+            self._progress.wait(remaining)
 
     def _reached(self, ends: Mapping[TopicPartition, int]) -> bool:
         return all(self._positions.get(tp, 0) >= end for tp, end in ends.items())
@@ -235,6 +241,10 @@ class TopicLog:
                 records = consumer.poll(_POLL_TIMEOUT_S)
                 for record in records:
                     self._deliver(record)
+                with self._progress:
+                    idle = not records and not self._waiting and self._positions
+                if idle:
+                    continue  # nothing new and nobody asking: spare the position calls
                 positions = {tp: consumer.position(tp) for tp in self._partitions}
             except Exception as exc:
                 if self._stopping.is_set():

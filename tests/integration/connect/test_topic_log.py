@@ -5,7 +5,9 @@ Also one round trip on Tansu, a Kafka-compatible broker that is not ours.
 
 from __future__ import annotations
 
+import signal
 import threading
+from collections.abc import Callable
 
 import pytest
 
@@ -145,3 +147,30 @@ def test_a_handler_that_raises_skips_its_record_only(
 
 def test_round_trip_on_tansu(tansu: TansuProcess, topic_name: str) -> None:
     round_trip(tansu.bootstrap, topic_name, partitions=2)
+
+
+def test_the_log_keeps_following_across_a_broker_crash(
+    fresh_broker: Callable[..., BrokerProcess], topic_name: str
+) -> None:
+    broker = fresh_broker()
+    seen = Collected()
+    follower = TopicLog(settings(topic_name, partitions=2), {"bootstrap.servers": broker.bootstrap},
+                        seen)
+    follower.start()
+    try:
+        follower.send(b"before", b"1")
+        follower.flush()
+        broker.stop(signal.SIGKILL)
+        broker.start()  # same port, same data
+        writer = TopicLog(settings(topic_name, partitions=2),
+                          {"bootstrap.servers": broker.bootstrap}, Collected())
+        writer.start()
+        try:
+            writer.send(b"after", b"2")
+            writer.flush()
+        finally:
+            writer.stop()
+        follower.read_to_end()
+        assert seen.items() == [(b"before", b"1"), (b"after", b"2")]
+    finally:
+        follower.stop()
