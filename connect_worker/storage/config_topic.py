@@ -36,6 +36,7 @@ from typing import Any, Protocol
 from connect_worker.states import TargetState
 from connect_worker.storage import config_records as rec
 from connect_worker.storage.config_records import RestartRequest, SessionKey
+from connect_worker.storage.configs import StoredConnector
 from connect_worker.storage.topic_log import TopicLog, TopicSettings, TopicStoreError
 from log_engine.client import ConsumerRecord
 
@@ -165,6 +166,25 @@ class ConfigTopicStore:
                 task_configs={k: dict(v) for k, v in self._task_configs.items()},
                 inconsistent=frozenset(self._inconsistent),
             )
+
+    # -- the ConfigStore interface (what the standalone herder calls) ----------------------
+
+    def load(self) -> list[StoredConnector]:
+        """The connectors in the topic, with their target states (starts the store if needed)."""
+        if not self._started:
+            self.start()
+        snapshot = self.snapshot()
+        return [
+            StoredConnector(name, config, snapshot.target_states.get(name, TargetState.RUNNING))
+            for name, config in sorted(snapshot.connectors.items())
+        ]
+
+    def put(self, connector: StoredConnector) -> None:
+        """Write ``connector``'s target state and config (the topic does not keep its source)."""
+        self.put_connector_config(connector.name, connector.config, connector.target_state)
+
+    def remove(self, name: str) -> None:
+        self.remove_connector_config(name)
 
     # -- writes ----------------------------------------------------------------------------
 

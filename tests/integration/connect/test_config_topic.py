@@ -13,6 +13,7 @@ import pytest
 from connect_worker.states import TargetState
 from connect_worker.storage.config_records import RestartRequest, SessionKey
 from connect_worker.storage.config_topic import ConfigSnapshot, ConfigTopicStore
+from connect_worker.storage.configs import StoredConnector
 from harness.broker_process import BrokerProcess
 from tests.integration.connect import topic_raw
 
@@ -83,7 +84,9 @@ def test_a_restarted_store_sees_the_same_state(make_store: type[ConfigTopicStore
     assert written.session_key == SessionKey(b"\x00secret\xff", "HmacSHA256", 1700000000000)
     assert written.offset == 10
     writer.stop()
-    assert make_store().snapshot() == written
+    restarted = make_store()
+    assert restarted.snapshot() == written
+    assert restarted.load() == [StoredConnector("files-src", CONFIG, TargetState.STOPPED)]
 
 
 def test_task_configs_apply_only_once_their_commit_arrives(
