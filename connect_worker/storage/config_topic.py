@@ -76,7 +76,13 @@ class ConfigSnapshot:
 
 
 class ConfigUpdateListener(Protocol):
-    """What the distributed herder is told as the config topic changes (reader thread)."""
+    """What the distributed herder is told as the config topic changes.
+
+    Called on the config topic's reader thread, one call at a time, after the
+    change is in :meth:`ConfigTopicStore.snapshot`. A listener must return
+    quickly and must not write to the store (the write's read-back would wait
+    for the very thread it runs on); hand the work to the herder's thread.
+    """
 
     def on_connector_config_update(self, connector: str) -> None: ...
 
@@ -228,6 +234,7 @@ class ConfigTopicStore:
         self._write(records, f"writing a restart request for connector {request.connector!r}")
 
     def _write(self, records: Sequence[tuple[bytes, bytes | None]], what: str) -> None:
+        self._log.check_not_reader_thread(what)  # before sending: all or nothing
         try:
             futures = [self._log.send(key, value, partition=0) for key, value in records]
             for future in futures:
@@ -255,7 +262,14 @@ class ConfigTopicStore:
             self._offset = record.offset + 1
             notify = None if parsed is None else self._apply(parsed)
         if notify is not None and self._started and self._listener is not None:
-            notify(self._listener)
+            try:
+                notify(self._listener)
+            except Exception:
+                log.exception(
+                    "the config listener failed on the record at offset %d of topic %s",
+                    record.offset,
+                    record.topic,
+                )
 
     def _apply(self, parsed: rec.ConfigRecord) -> Any:
         """Apply ``parsed`` under the lock; a callable telling the listener, if any."""

@@ -24,7 +24,8 @@ thread).
 Threads: ``consumed`` runs on the log's own thread ("<topic>-reader"), never
 concurrently with itself; an exception it raises is logged and the record
 skipped (one bad record must not stop a worker). ``send`` and
-``read_to_end`` may be called from any thread.
+``read_to_end`` may be called from any thread but the reader's own (there
+``read_to_end`` would wait for itself: it raises TopicStoreError instead).
 """
 
 from __future__ import annotations
@@ -157,11 +158,15 @@ class TopicLog:
         self._stopping.set()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
+        timeout_s = self._read_timeout_ms / 1000
         for client in (self._producer, self._consumer, self._admin):
             if client is None:
                 continue
             try:
-                client.close()
+                if isinstance(client, SyncProducer):
+                    client.close(timeout_s)  # a lost broker must not hang the worker's stop
+                else:
+                    client.close()
             except Exception as exc:  # closing after a broker loss must not hide the cause
                 log.warning("closing a client of topic %s failed: %s", self.topic, exc)
         self._producer = self._consumer = self._admin = None
@@ -200,6 +205,7 @@ class TopicLog:
         admin = self._admin
         if admin is None:
             raise TopicStoreError(f"the log of topic {self.topic!r} is not started")
+        self.check_not_reader_thread("read_to_end")
         timeout_ms = self._read_timeout_ms if timeout_ms is None else timeout_ms
         deadline = time.monotonic() + timeout_ms / 1000
         try:
@@ -227,6 +233,14 @@ class TopicLog:
                     f"within {timeout_ms} ms (read so far: {_show_positions(self._positions)})"
                 )
             self._progress.wait(remaining)
+
+    def check_not_reader_thread(self, what: str) -> None:
+        """TopicStoreError if called on the reader thread, where waiting for it would hang."""
+        if threading.current_thread() is self._thread:
+            raise TopicStoreError(
+                f"{what} on topic {self.topic!r} called from its own reader thread "
+                "(a store's listener must not write to the store or wait for it)"
+            )
 
     def _reached(self, ends: Mapping[TopicPartition, int]) -> bool:
         return all(self._positions.get(tp, 0) >= end for tp, end in ends.items())

@@ -194,3 +194,22 @@ def test_the_listener_hears_changes_made_by_other_workers(
     ]
     assert isinstance(follower.snapshot(), ConfigSnapshot)
     assert follower.snapshot().connectors == leader.snapshot().connectors
+
+
+def test_a_listener_that_writes_to_the_store_gets_a_clear_error_not_a_hang(
+    make_store: type[ConfigTopicStore], caplog: pytest.LogCaptureFixture
+) -> None:
+    store = make_store()
+
+    class Writer(Recorder):
+        def on_connector_config_update(self, connector: str) -> None:
+            store.put_target_state(connector, TargetState.PAUSED)
+
+    store.set_listener(Writer())
+    with caplog.at_level(logging.ERROR, logger="connect_worker.storage.config_topic"):
+        store.put_connector_config("c", {"connector.class": "X"})
+    assert store.snapshot().connectors == {"c": {"connector.class": "X"}}
+    assert store.snapshot().target_states == {"c": TargetState.RUNNING}  # nothing half-written
+    [failure] = caplog.records
+    assert failure.exc_info is not None
+    assert "own reader thread" in str(failure.exc_info[1])
