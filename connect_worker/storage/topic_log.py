@@ -141,7 +141,12 @@ class TopicLog:
             self._consumer.assign(self._partitions)
             self._consumer.seek_to_beginning(self._partitions)
             self._producer = SyncProducer(
-                {**self._client_config, "acks": "all", "enable.idempotence": "true"},
+                {
+                    "linger.ms": "0",  # control-plane writes: latency over batching
+                    **self._client_config,
+                    "acks": "all",
+                    "enable.idempotence": "true",
+                },
                 loop_thread=self._loop,
             )
             self._thread = threading.Thread(
