@@ -35,11 +35,16 @@ class StatusStoreError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class StateRecord:
-    """One reported state; ``trace`` is the failure's traceback, kept while relevant."""
+    """One reported state; ``trace`` is the failure's traceback, kept while relevant.
+
+    ``generation`` is the group generation of the worker that reported it
+    (distributed mode; 0 in standalone): a newer one wins in the status topic.
+    """
 
     state: State
     worker_id: str
     trace: str | None = None
+    generation: int = 0
 
 
 class StatusStore(Protocol):
