@@ -1,0 +1,335 @@
+"""Connect workers' group membership against real brokers (a Sluice broker process, Tansu).
+
+Workers here are :class:`WorkerGroupMember` s with a listener that records
+what they are told to start and stop; some run in processes of their own so
+they can be killed with SIGKILL or paused with SIGSTOP for real.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from connect_worker.distributed.assignor import Work, union
+from connect_worker.distributed.membership import ConfigState, GroupSettings, WorkerGroupMember
+from connect_worker.distributed.protocol import ConnectAssignment, ConnectProtocol
+from connect_worker.runtime.status import TaskId
+from harness.broker_process import BrokerProcess
+from harness.tansu import TansuProcess
+
+REPO = Path(__file__).resolve().parents[3]
+TASK_COUNTS = {"alpha": 4, "beta": 3, "gamma": 2}
+CONFIGURED = Work.configured(TASK_COUNTS)
+DELAY_MS = 2000
+_WAIT_S = 60.0
+
+GROUP_SETTINGS = {
+    "session.timeout.ms": "3000",
+    "heartbeat.interval.ms": "300",
+    "rebalance.timeout.ms": "10000",
+    "scheduled.rebalance.max.delay.ms": str(DELAY_MS),
+    "retry.backoff.ms": "50",
+}
+
+
+class _Recorder:
+    """A listener that keeps what its worker runs, what it started and stopped, and why."""
+
+    def __init__(self) -> None:
+        self.running = Work()
+        self.started: list[Work] = []
+        self.stopped: list[Work] = []
+        self.lost: list[str] = []
+        self.delays_ms: list[int] = []
+        self.assignments: list[ConnectAssignment] = []
+
+    async def on_assigned(self, assignment: ConnectAssignment, generation: int) -> None:
+        self.assignments.append(assignment)
+        self.delays_ms.append(assignment.delay_ms)
+        if assignment.failed:
+            return
+        full = Work.of(assignment.connectors, assignment.tasks)
+        self.started.append(full - self.running)
+        self.running = full
+
+    async def on_revoked(
+        self, leader: str, connectors: tuple[str, ...], tasks: tuple[TaskId, ...]
+    ) -> None:
+        revoked = Work.of(connectors, tasks)
+        assert revoked - self.running == Work(), "told to stop what it does not run"
+        self.stopped.append(revoked)
+        self.running -= revoked
+
+    async def on_lost(
+        self, connectors: tuple[str, ...], tasks: tuple[TaskId, ...], reason: str
+    ) -> None:
+        self.lost.append(reason)
+        self.running = Work()
+
+
+class _Worker:
+    """An in-process worker: its member, its recorder and the task polling it."""
+
+    def __init__(self, bootstrap: str, group: str, name: str, **overrides: str) -> None:
+        values = {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_SETTINGS}
+        self.settings = GroupSettings.from_mapping({**values, **overrides})
+        self.recorder = _Recorder()
+        self.member = WorkerGroupMember(
+            self.settings,
+            rest_url=f"http://{name}:8083/",
+            config_state=lambda: ConfigState(7, TASK_COUNTS),
+            listener=self.recorder,
+        )
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> _Worker:
+        self.task = asyncio.get_running_loop().create_task(self._loop())
+        return self
+
+    async def _loop(self) -> None:
+        while True:
+            await self.member.poll(200)
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.gather(self.task, return_exceptions=True)
+        await self.member.stop()
+
+
+class _ProcessWorker:
+    """A worker in its own process (tests.support.connect_member_process), seen through stdout."""
+
+    def __init__(self, bootstrap: str, group: str, name: str, log_dir: Path) -> None:
+        settings = {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_SETTINGS}
+        args = [
+            sys.executable, "-m", "tests.support.connect_member_process",
+            json.dumps(settings), f"http://{name}:8083/", json.dumps(TASK_COUNTS),
+        ]  # fmt: skip
+        self.stderr = open(log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=self.stderr)
+        self.running = Work()
+        self.events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            event = json.loads(line)
+            work = Work.of(event["connectors"], (TaskId(c, n) for c, n in event["tasks"]))
+            with self._lock:
+                self.events.append(event)
+                if event["event"] == "assigned":
+                    self.running = work
+                elif event["event"] == "revoked":
+                    self.running -= work
+                else:
+                    self.running = Work()
+
+    def snapshot(self) -> tuple[Work, list[dict[str, Any]]]:
+        with self._lock:
+            return self.running, list(self.events)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait(timeout=30)
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+        self.stderr.close()
+
+
+async def _until(what: str, check: Callable[[], bool], timeout_s: float = _WAIT_S) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"not within {timeout_s}s: {what}")
+        await asyncio.sleep(0.05)
+
+
+def _covers_once(works: list[Work]) -> bool:
+    counted = sum(len(w.connectors) + len(w.tasks) for w in works)
+    return union(works) == CONFIGURED and counted == len(CONFIGURED.connectors) + len(
+        CONFIGURED.tasks
+    )
+
+
+def _balanced(works: list[Work]) -> bool:
+    for kind in ("connectors", "tasks"):
+        sizes = [len(getattr(w, kind)) for w in works]
+        if max(sizes) - min(sizes) > 1:
+            return False
+    return True
+
+
+def _settled(workers: list[_Worker]) -> bool:
+    members = [w.member for w in workers]
+    if not all(m.stable for m in members) or len({m.generation for m in members}) != 1:
+        return False
+    works = [w.recorder.running for w in workers]
+    return _covers_once(works) and _balanced(works)
+
+
+@pytest.fixture
+def sluice(fresh_broker: Callable[..., BrokerProcess]) -> BrokerProcess:
+    """A broker of the test's own that accepts the short session timeouts used here."""
+    return fresh_broker(**{"group.min.session.timeout.ms": "1000"})
+
+
+@pytest.fixture
+async def workers() -> AsyncIterator[list[_Worker]]:
+    started: list[_Worker] = []
+    yield started
+    for worker in started:
+        await worker.stop()
+
+
+@pytest.fixture
+def processes() -> Iterator[list[_ProcessWorker]]:
+    started: list[_ProcessWorker] = []
+    yield started
+    for process in started:
+        process.stop()
+
+
+async def test_three_workers_share_everything_then_a_fourth_gets_a_share_without_restarts(
+    sluice: BrokerProcess, workers: list[_Worker]
+) -> None:
+    for name in ("w1", "w2", "w3"):
+        workers.append(_Worker(sluice.bootstrap, "connect-a", name).start())
+    await _until("three workers cover every connector and task once", lambda: _settled(workers))
+    leaders = [w for w in workers if w.member.is_leader]
+    assert len(leaders) == 1
+    leader = leaders[0].member
+    for worker in workers:
+        assignment = worker.member.assignment
+        assert assignment is not None and assignment.leader == leader.member_id
+        assert worker.member.leader_url == leader.rest_url
+        assert worker.member.protocol is ConnectProtocol.SESSIONED
+    owner = next(w for w in workers if TaskId("alpha", 0) in w.recorder.running.tasks)
+    assert leader.owner_url(TaskId("alpha", 0)) == owner.member.rest_url
+
+    before = {w.member.member_id: (w.recorder.running, len(w.recorder.started)) for w in workers}
+    workers.append(_Worker(sluice.bootstrap, "connect-a", "w4").start())
+    await _until("four workers, balanced", lambda: _settled(workers) and len(workers) == 4)
+    assert workers[3].recorder.running, "the new worker got a share"
+    for worker in workers[:3]:
+        had, starts_before = before[worker.member.member_id]
+        later_starts = union(worker.recorder.started[starts_before:])
+        assert later_starts == Work(), "an old worker started nothing (kept work not restarted)"
+        stopped = union(worker.recorder.stopped)
+        assert worker.recorder.running == had - stopped
+        assert worker.recorder.running, "it kept the rest"
+
+
+async def test_a_worker_that_leaves_has_its_work_reassigned_after_the_delay(
+    sluice: BrokerProcess, workers: list[_Worker]
+) -> None:
+    for name in ("w1", "w2", "w3"):
+        workers.append(_Worker(sluice.bootstrap, "connect-b", name).start())
+    await _until("three workers settled", lambda: _settled(workers))
+    leaving = next(w for w in workers if not w.member.is_leader)
+    gone = leaving.recorder.running
+    workers.remove(leaving)
+    left_at = time.monotonic()
+    await leaving.stop()
+    await _until("the survivors run everything", lambda: _settled(workers))
+    elapsed_ms = (time.monotonic() - left_at) * 1000
+    assert any(d > 0 for w in workers for d in w.recorder.delays_ms), "the leader held it back"
+    assert elapsed_ms >= DELAY_MS * 0.9, "reassigned only once the delay had passed"
+    assert gone - union([union(w.recorder.started) for w in workers]) == Work()
+
+
+async def test_a_killed_worker_has_its_work_reassigned(
+    sluice: BrokerProcess,
+    workers: list[_Worker],
+    processes: list[_ProcessWorker],
+    tmp_path: Path,
+) -> None:
+    for name in ("w1", "w2"):
+        workers.append(_Worker(sluice.bootstrap, "connect-c", name).start())
+    victim = _ProcessWorker(sluice.bootstrap, "connect-c", "w3", tmp_path)
+    processes.append(victim)
+
+    def all_three() -> bool:
+        works = [w.recorder.running for w in workers] + [victim.snapshot()[0]]
+        return all(w.member.stable for w in workers) and _covers_once(works) and all(works)
+
+    await _until("the process worker has a share", all_three)
+    os.kill(victim.process.pid, signal.SIGKILL)
+    victim.process.wait(timeout=30)
+    await _until("the survivors run the killed worker's work", lambda: _settled(workers))
+
+
+async def test_a_worker_paused_past_its_session_stops_everything_when_it_resumes(
+    sluice: BrokerProcess,
+    workers: list[_Worker],
+    processes: list[_ProcessWorker],
+    tmp_path: Path,
+) -> None:
+    workers.append(_Worker(sluice.bootstrap, "connect-d", "w1").start())
+    zombie = _ProcessWorker(sluice.bootstrap, "connect-d", "w2", tmp_path)
+    processes.append(zombie)
+
+    def both() -> bool:
+        works = [workers[0].recorder.running, zombie.snapshot()[0]]
+        return workers[0].member.stable and _covers_once(works) and all(works)
+
+    await _until("both workers have a share", both)
+    held, _ = zombie.snapshot()
+    os.kill(zombie.process.pid, signal.SIGSTOP)
+    try:
+        await _until("the survivor runs everything", lambda: _settled(workers))
+    finally:
+        os.kill(zombie.process.pid, signal.SIGCONT)
+
+    def told_lost() -> bool:
+        return any(e["event"] == "lost" for e in zombie.snapshot()[1])
+
+    await _until("the resumed worker is told it lost the group", told_lost)
+    events = zombie.snapshot()[1]
+    lost = next(e for e in events if e["event"] == "lost")
+    # what it held when paused, reported before anything else happened to it
+    assert Work.of(lost["connectors"], (TaskId(c, n) for c, n in lost["tasks"])) == held
+
+    def rejoined() -> bool:
+        works = [workers[0].recorder.running, zombie.snapshot()[0]]
+        return workers[0].member.stable and _covers_once(works) and all(works)
+
+    await _until("the resumed worker rejoins and gets a share again", rejoined)
+
+
+async def test_eager_workers_downgrade_the_group_and_share_everything(
+    sluice: BrokerProcess, workers: list[_Worker]
+) -> None:
+    workers.append(_Worker(sluice.bootstrap, "connect-e", "w1").start())
+    workers.append(
+        _Worker(sluice.bootstrap, "connect-e", "w2", **{"connect.protocol": "default"}).start()
+    )
+    await _until("two workers settled", lambda: _settled(workers))
+    assert all(w.member.protocol is ConnectProtocol.EAGER for w in workers)
+
+
+async def test_three_workers_join_on_tansu(tansu: TansuProcess, workers: list[_Worker]) -> None:
+    for name in ("w1", "w2", "w3"):
+        workers.append(
+            _Worker(tansu.bootstrap, "connect-tansu", name, **{"session.timeout.ms": "10000"})
+            .start()
+        )
+    await _until("three workers on Tansu cover everything once", lambda: _settled(workers), 120)
+    assert sum(w.member.is_leader for w in workers) == 1
+
+
