@@ -332,6 +332,13 @@ class GroupMember:
     def _contact(self) -> None:
         self._last_contact_monotonic = time.monotonic()
 
+    def _session_left_ms(self) -> int:
+        """How long an answer may take before the session is over (a heartbeat waits no more,
+        so a silent coordinator is noticed within the session, not the request timeout)."""
+        silent_ms = (time.monotonic() - self._last_contact_monotonic) * 1000
+        left_ms = self.settings.session_timeout_ms - silent_ms
+        return max(int(left_ms), self.settings.heartbeat_interval_ms)
+
     def _session_expired(self) -> bool:
         silent_s = time.monotonic() - self._last_contact_monotonic
         return silent_s > self.settings.session_timeout_ms / 1000
@@ -418,6 +425,7 @@ class GroupMember:
                     "member_id": self.member_id,
                     "group_instance_id": self.settings.group_instance_id,
                 },
+                timeout_ms=self._session_left_ms(),
             )
         except errors.KafkaError as exc:
             self.coordinator_dead(str(exc))

@@ -333,3 +333,22 @@ async def test_three_workers_join_on_tansu(tansu: TansuProcess, workers: list[_W
     assert sum(w.member.is_leader for w in workers) == 1
 
 
+
+
+async def test_a_worker_cut_off_from_its_coordinator_stops_everything_within_its_session(
+    sluice: BrokerProcess, workers: list[_Worker]
+) -> None:
+    """The broker is paused: no heartbeat is answered, and the worker must not go on as a
+    member while the coordinator (once back) would hand its work to others."""
+    workers.append(_Worker(sluice.bootstrap, "connect-f", "w1").start())
+    await _until("the worker runs everything", lambda: _settled(workers))
+    recorder = workers[0].recorder
+    assert sluice.process is not None
+    os.kill(sluice.process.pid, signal.SIGSTOP)
+    try:
+        # The session is 3 s and a request times out after 30 s: only the session counts.
+        await _until("the cut-off worker stops everything", lambda: bool(recorder.lost), 15)
+        assert recorder.running == Work()
+    finally:
+        os.kill(sluice.process.pid, signal.SIGCONT)
+    await _until("it rejoins once the broker is back", lambda: _settled(workers))
