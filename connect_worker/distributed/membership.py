@@ -23,7 +23,8 @@ What the listener is told, and when:
   (kept plus new); ``assignment.config_offset`` is the config topic offset the
   leader assigned from. The herder reads its config topic at least that far
   before it starts anything; if ``assignment.failed`` (CONFIG_MISMATCH) it
-  starts nothing: the member rejoins by itself once the callback returns.
+  starts nothing new (what it runs is kept and listed): the member rejoins by
+  itself once the callback returns.
 - ``on_lost(connectors, tasks, reason)``: the coordinator dropped this worker
   (no answer within ``session.timeout.ms``, or it no longer knows the member):
   another worker may run these already, so stop them at once, without waiting
@@ -349,7 +350,7 @@ class WorkerGroupMember:
     async def on_revoke(self, generation: int, member_id: str) -> None:
         if self.protocol is ConnectProtocol.EAGER and self.assignment is not None:
             held, self.assignment = self.assignment, None
-            if not held.failed:
+            if held.connectors or held.tasks:
                 await self._listener.on_revoked(held.leader, held.connectors, held.tasks)
         # cooperative: keep running everything until the leader revokes it explicitly
         self.leader_state = None
@@ -360,18 +361,27 @@ class WorkerGroupMember:
         self.protocol = ConnectProtocol.from_name(protocol_name)
         received = ConnectAssignment.decode(assignment)
         self._cancel_scheduled_rejoin()
-        full = received
+        held = self._held_work()
         if self.protocol.cooperative:
             revoked = Work.of(received.revoked_connectors, received.revoked_tasks)
-            if revoked:
-                await self._listener.on_revoked(
-                    received.leader, received.revoked_connectors, received.revoked_tasks
-                )
-            kept = self._held_work() - revoked
-            work = kept | Work.of(received.connectors, received.tasks)
-            full = replace(
-                received, connectors=_sorted_connectors(work), tasks=_sorted_tasks(work)
+            work = (held - revoked) | Work.of(received.connectors, received.tasks)
+        else:
+            # eager: the whole assignment; anything still held (the group just went from a
+            # cooperative protocol to eager) that it leaves out is revoked
+            work = Work.of(received.connectors, received.tasks)
+            revoked = held - work
+        if revoked:
+            await self._listener.on_revoked(
+                received.leader, _sorted_connectors(revoked), _sorted_tasks(revoked)
             )
+        # a failed (CONFIG_MISMATCH) assignment carries no work: what is held is kept
+        full = replace(
+            received,
+            connectors=_sorted_connectors(work),
+            tasks=_sorted_tasks(work),
+            revoked_connectors=_sorted_connectors(revoked),
+            revoked_tasks=_sorted_tasks(revoked),
+        )
         self.assignment = full
         self._last_completed_generation = generation
         log.info(
@@ -400,7 +410,7 @@ class WorkerGroupMember:
         self._cancel_scheduled_rejoin()
         self.leader_state = None
         held, self.assignment = self.assignment, None
-        if held is not None and not held.failed:
+        if held is not None and (held.connectors or held.tasks):
             await self._listener.on_lost(held.connectors, held.tasks, reason)
 
     def _held(self) -> ConnectAssignment | None:
@@ -411,9 +421,7 @@ class WorkerGroupMember:
 
     def _held_work(self) -> Work:
         held = self.assignment
-        if held is None or held.failed:
-            return Work()
-        return Work.of(held.connectors, held.tasks)
+        return Work() if held is None else Work.of(held.connectors, held.tasks)
 
     def _cancel_scheduled_rejoin(self) -> None:
         if self._scheduled_rejoin is not None:

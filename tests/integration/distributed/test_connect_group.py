@@ -31,6 +31,7 @@ from harness.tansu import TansuProcess
 REPO = Path(__file__).resolve().parents[3]
 TASK_COUNTS = {"alpha": 4, "beta": 3, "gamma": 2}
 CONFIGURED = Work.configured(TASK_COUNTS)
+DEFAULT_CONFIG = ConfigState(7, TASK_COUNTS)
 DELAY_MS = 2000
 _WAIT_S = 60.0
 
@@ -81,14 +82,22 @@ class _Recorder:
 class _Worker:
     """An in-process worker: its member, its recorder and the task polling it."""
 
-    def __init__(self, bootstrap: str, group: str, name: str, **overrides: str) -> None:
+    def __init__(
+        self,
+        bootstrap: str,
+        group: str,
+        name: str,
+        config: ConfigState = DEFAULT_CONFIG,
+        **overrides: str,
+    ) -> None:
         values = {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_SETTINGS}
         self.settings = GroupSettings.from_mapping({**values, **overrides})
         self.recorder = _Recorder()
+        self.config = config
         self.member = WorkerGroupMember(
             self.settings,
             rest_url=f"http://{name}:8083/",
-            config_state=lambda: ConfigState(7, TASK_COUNTS),
+            config_state=lambda: self.config,
             listener=self.recorder,
         )
         self.task: asyncio.Task[None] | None = None
@@ -160,10 +169,10 @@ async def _until(what: str, check: Callable[[], bool], timeout_s: float = _WAIT_
         await asyncio.sleep(0.05)
 
 
-def _covers_once(works: list[Work]) -> bool:
+def _covers_once(works: list[Work], configured: Work = CONFIGURED) -> bool:
     counted = sum(len(w.connectors) + len(w.tasks) for w in works)
-    return union(works) == CONFIGURED and counted == len(CONFIGURED.connectors) + len(
-        CONFIGURED.tasks
+    return union(works) == configured and counted == len(configured.connectors) + len(
+        configured.tasks
     )
 
 
@@ -175,12 +184,12 @@ def _balanced(works: list[Work]) -> bool:
     return True
 
 
-def _settled(workers: list[_Worker]) -> bool:
+def _settled(workers: list[_Worker], configured: Work = CONFIGURED) -> bool:
     members = [w.member for w in workers]
     if not all(m.stable for m in members) or len({m.generation for m in members}) != 1:
         return False
     works = [w.recorder.running for w in workers]
-    return _covers_once(works) and _balanced(works)
+    return _covers_once(works, configured) and _balanced(works)
 
 
 @pytest.fixture
@@ -352,3 +361,34 @@ async def test_a_worker_cut_off_from_its_coordinator_stops_everything_within_its
     finally:
         os.kill(sluice.process.pid, signal.SIGCONT)
     await _until("it rejoins once the broker is back", lambda: _settled(workers))
+
+
+async def test_a_leader_behind_a_members_config_makes_everyone_catch_up_first(
+    sluice: BrokerProcess, workers: list[_Worker]
+) -> None:
+    """CONFIG_MISMATCH: the leader read its config topic to offset 5, a joining worker to 9.
+    Nobody gets work from the stale config; all read to 9 and rejoin."""
+    newer = ConfigState(9, {"alpha": 2, "delta": 3})
+    leader = _Worker(sluice.bootstrap, "connect-g", "w1", ConfigState(5, {"alpha": 1}))
+    workers.append(leader.start())
+    old = Work.configured({"alpha": 1})
+    await _until("the first worker runs the old config", lambda: _settled(workers, old))
+    assert leader.member.is_leader
+    caught_up: list[int] = []
+    seen = leader.recorder.on_assigned
+
+    async def catch_up(assignment: ConnectAssignment, generation: int) -> None:
+        if assignment.failed:  # what the herder does: read the config topic that far
+            caught_up.append(assignment.config_offset)
+            leader.config = newer
+        await seen(assignment, generation)
+
+    leader.recorder.on_assigned = catch_up  # type: ignore[method-assign]
+    workers.append(_Worker(sluice.bootstrap, "connect-g", "w2", newer).start())
+    new = Work.configured(newer.task_counts)
+    await _until("both run the newer config", lambda: _settled(workers, new))
+    assert caught_up == [9]
+    joiner_seen = workers[1].recorder.assignments
+    assert joiner_seen[0].failed and joiner_seen[0].config_offset == 9
+    assert all(a.config_offset == 9 for a in joiner_seen[1:] + leader.recorder.assignments[-1:])
+    assert leader.member.is_leader
