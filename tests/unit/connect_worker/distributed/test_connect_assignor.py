@@ -292,3 +292,21 @@ def test_a_settled_group_rebalancing_again_moves_nothing(
     result = cluster.rebalance()
     assert not any(result.revoked.values()) and not any(result.assigned.values())
     assert result.delay_ms == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(members=_members, task_counts=_task_counts, leaver=st.integers(0, 10))
+def test_a_departure_only_adds_work_to_the_survivors(
+    members: list[str], task_counts: dict[str, int], leaver: int
+) -> None:
+    cluster = _Cluster([*members, "extra"], task_counts)
+    cluster.settle()
+    cluster.depart(sorted(cluster.running)[leaver % len(cluster.running)])
+    before = dict(cluster.running)
+    rounds_before = len(cluster.history)
+    cluster.settle()
+    _assert_complete_and_balanced(cluster)
+    for result in cluster.history[rounds_before:]:
+        assert not any(result.revoked.values()), "a survivor stopped something"
+    for member, had in before.items():
+        assert had - cluster.running[member] == Work()
