@@ -430,8 +430,11 @@ class GroupMember:
         except errors.KafkaError as exc:
             self.coordinator_dead(str(exc))
             raise
-        if response["error_code"] and self.stable:
-            self._handle_group_error(response["error_code"], "Heartbeat")
+        code = response["error_code"]
+        if code not in _LOST_ERRORS and code not in errors.COORDINATOR_ERRORS:
+            self._contact()  # still a member (REBALANCE_IN_PROGRESS included)
+        if code and self.stable:
+            self._handle_group_error(code, "Heartbeat")
 
 
 # The coordinator no longer counts this member (or this generation of it) in the group.
