@@ -30,6 +30,12 @@ What the listener is told, and when:
   another worker may run these already, so stop them at once, without waiting
   for a rebalance. The member then rejoins as a new one, holding nothing.
 
+The callbacks run on the member's event loop and heartbeats go on while they
+are awaited, so they must not block it: stopping and starting tasks (plugin
+code, blocking) belongs in threads the callbacks await. :meth:`stop` leaves
+the group without calling ``on_revoked`` for cooperative members: the herder
+stops its own work when it shuts down.
+
 After an assignment that revoked something the member rejoins at once, so the
 leader can hand the revoked work out (KIP-415's second rebalance); after one
 with a ``delay_ms`` it rejoins when the delay has passed.
