@@ -27,6 +27,8 @@ from connect_worker.distributed.protocol import ConnectAssignment, ConnectProtoc
 from connect_worker.runtime.status import TaskId
 from harness.broker_process import BrokerProcess
 from harness.tansu import TansuProcess
+from log_engine.client import Admin, Consumer
+from log_engine.errors import InconsistentGroupProtocolError
 
 REPO = Path(__file__).resolve().parents[3]
 TASK_COUNTS = {"alpha": 4, "beta": 3, "gamma": 2}
@@ -392,3 +394,20 @@ async def test_a_leader_behind_a_members_config_makes_everyone_catch_up_first(
     assert joiner_seen[0].failed and joiner_seen[0].config_offset == 9
     assert all(a.config_offset == 9 for a in joiner_seen[1:] + leader.recorder.assignments[-1:])
     assert leader.member.is_leader
+
+
+async def test_a_group_id_already_used_by_consumers_is_refused_clearly(
+    sluice: BrokerProcess,
+) -> None:
+    async with Admin({"bootstrap.servers": sluice.bootstrap}) as admin:
+        await admin.create_topic("shared-topic", 1, 1)
+    consumer = Consumer({"bootstrap.servers": sluice.bootstrap, "group.id": "shared"})
+    consumer.subscribe(["shared-topic"])
+    worker = _Worker(sluice.bootstrap, "shared", "w1")
+    try:
+        await consumer.poll(1.0)
+        with pytest.raises(InconsistentGroupProtocolError, match="JoinGroup for group shared"):
+            await worker.member.poll(100)
+    finally:
+        await worker.member.stop()
+        await consumer.close()
