@@ -8,16 +8,11 @@ they can be killed with SIGKILL or paused with SIGSTOP for real.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,11 +21,11 @@ from connect_worker.distributed.membership import ConfigState, GroupSettings, Wo
 from connect_worker.distributed.protocol import ConnectAssignment, ConnectProtocol
 from connect_worker.runtime.status import TaskId
 from harness.broker_process import BrokerProcess
+from harness.connect_member import MemberProcess
 from harness.tansu import TansuProcess
 from log_engine.client import Admin, Consumer
 from log_engine.errors import InconsistentGroupProtocolError
 
-REPO = Path(__file__).resolve().parents[3]
 TASK_COUNTS = {"alpha": 4, "beta": 3, "gamma": 2}
 CONFIGURED = Work.configured(TASK_COUNTS)
 DEFAULT_CONFIG = ConfigState(7, TASK_COUNTS)
@@ -119,48 +114,10 @@ class _Worker:
         await self.member.stop()
 
 
-class _ProcessWorker:
-    """A worker in its own process (tests.support.connect_member_process), seen through stdout."""
-
-    def __init__(self, bootstrap: str, group: str, name: str, log_dir: Path) -> None:
-        settings = {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_SETTINGS}
-        args = [
-            sys.executable, "-m", "tests.support.connect_member_process",
-            json.dumps(settings), f"http://{name}:8083/", json.dumps(TASK_COUNTS),
-        ]  # fmt: skip
-        self.stderr = open(log_dir / f"{name}.log", "wb")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, stderr=self.stderr)
-        self.running = Work()
-        self.events: list[dict[str, Any]] = []
-        self._lock = threading.Lock()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            event = json.loads(line)
-            work = Work.of(event["connectors"], (TaskId(c, n) for c, n in event["tasks"]))
-            with self._lock:
-                self.events.append(event)
-                if event["event"] == "assigned":
-                    self.running = work
-                elif event["event"] == "revoked":
-                    self.running -= work
-                else:
-                    self.running = Work()
-
-    def snapshot(self) -> tuple[Work, list[dict[str, Any]]]:
-        with self._lock:
-            return self.running, list(self.events)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.wait(timeout=30)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
-        self.stderr.close()
+def _process_worker(bootstrap: str, group: str, name: str, log_dir: Path) -> MemberProcess:
+    """A worker in its own process, to be killed or paused for real."""
+    settings = {"bootstrap.servers": bootstrap, "group.id": group, **GROUP_SETTINGS}
+    return MemberProcess(settings, f"http://{name}:8083/", TASK_COUNTS, log_dir / f"{name}.log")
 
 
 async def _until(what: str, check: Callable[[], bool], timeout_s: float = _WAIT_S) -> None:
@@ -209,8 +166,8 @@ async def workers() -> AsyncIterator[list[_Worker]]:
 
 
 @pytest.fixture
-def processes() -> Iterator[list[_ProcessWorker]]:
-    started: list[_ProcessWorker] = []
+def processes() -> Iterator[list[MemberProcess]]:
+    started: list[MemberProcess] = []
     yield started
     for process in started:
         process.stop()
@@ -267,12 +224,12 @@ async def test_a_worker_that_leaves_has_its_work_reassigned_after_the_delay(
 async def test_a_killed_worker_has_its_work_reassigned(
     sluice: BrokerProcess,
     workers: list[_Worker],
-    processes: list[_ProcessWorker],
+    processes: list[MemberProcess],
     tmp_path: Path,
 ) -> None:
     for name in ("w1", "w2"):
         workers.append(_Worker(sluice.bootstrap, "connect-c", name).start())
-    victim = _ProcessWorker(sluice.bootstrap, "connect-c", "w3", tmp_path)
+    victim = _process_worker(sluice.bootstrap, "connect-c", "w3", tmp_path)
     processes.append(victim)
 
     def all_three() -> bool:
@@ -288,11 +245,11 @@ async def test_a_killed_worker_has_its_work_reassigned(
 async def test_a_worker_paused_past_its_session_stops_everything_when_it_resumes(
     sluice: BrokerProcess,
     workers: list[_Worker],
-    processes: list[_ProcessWorker],
+    processes: list[MemberProcess],
     tmp_path: Path,
 ) -> None:
     workers.append(_Worker(sluice.bootstrap, "connect-d", "w1").start())
-    zombie = _ProcessWorker(sluice.bootstrap, "connect-d", "w2", tmp_path)
+    zombie = _process_worker(sluice.bootstrap, "connect-d", "w2", tmp_path)
     processes.append(zombie)
 
     def both() -> bool:
