@@ -289,6 +289,14 @@ async def test_eager_workers_downgrade_the_group_and_share_everything(
     )
     await _until("two workers settled", lambda: _settled(workers))
     assert all(w.member.protocol is ConnectProtocol.EAGER for w in workers)
+    # eager: before each rebalance every worker stops everything it runs
+    held = {id(w): w.recorder.running for w in workers}
+    workers.append(
+        _Worker(sluice.bootstrap, "connect-e", "w3", **{"connect.protocol": "default"}).start()
+    )
+    await _until("three eager workers settled", lambda: _settled(workers))
+    for worker in workers[:2]:
+        assert worker.recorder.stopped[-1] == held[id(worker)]
 
 
 async def test_three_workers_join_on_tansu(tansu: TansuProcess, workers: list[_Worker]) -> None:
