@@ -33,11 +33,16 @@ from log_engine.client.admin_types import (
     TopicDescription,
 )
 from log_engine.client.assignors import RangeAssignor, RoundRobinAssignor
-from log_engine.client.cluster import BrokerInfo, PartitionInfo
+from log_engine.client.cluster import BrokerInfo, Cluster, PartitionInfo
 from log_engine.client.config import AdminConfig, ClientConfig, ConsumerConfig, ProducerConfig
 from log_engine.client.consumer import Consumer
 from log_engine.client.errors import ClientClosedError, NoOffsetForPartitionError
-from log_engine.client.group_member import GroupMember, GroupMemberInfo, GroupProtocol
+from log_engine.client.group_member import (
+    GroupMember,
+    GroupMemberInfo,
+    GroupProtocol,
+    MembershipSettings,
+)
 from log_engine.client.loop_thread import LoopThread
 from log_engine.client.partitioner import murmur2
 from log_engine.client.producer import Producer, SyncProducer
@@ -56,6 +61,7 @@ __all__ = [
     "BrokerInfo",
     "ClientClosedError",
     "ClientConfig",
+    "Cluster",
     "ClusterDescription",
     "ConfigEntry",
     "ConfigResource",
@@ -69,6 +75,7 @@ __all__ = [
     "GroupProtocol",
     "LoopThread",
     "MemberDescription",
+    "MembershipSettings",
     "NewTopic",
     "NoOffsetForPartitionError",
     "OffsetAndMetadata",

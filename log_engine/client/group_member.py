@@ -16,6 +16,14 @@ elected leader, syncs (SyncGroup) and hands the assignment over
 ``heartbeat.interval.ms`` and flags a rejoin when the coordinator reports a
 rebalance; the owner calls ``ensure_active`` again (the consumer does so in
 ``poll``). :meth:`leave` sends LeaveGroup.
+
+Losing the group: a member whose coordinator answered nothing for
+``session.timeout.ms`` (a network cut, a process paused past its session) or
+that the coordinator no longer knows (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION,
+FENCED_INSTANCE_ID) has been dropped, and its assignment may already belong to
+another member. If the owner passed ``on_lost``, it is awaited as soon as this
+is noticed (before any new request is sent after such a pause), once per
+assignment received; then the member rejoins as a new one.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -98,7 +106,12 @@ class GroupMember:
     """Membership of one group through its coordinator, for one client."""
 
     def __init__(
-        self, cluster: Cluster, settings: MembershipSettings, protocol: GroupProtocol
+        self,
+        cluster: Cluster,
+        settings: MembershipSettings,
+        protocol: GroupProtocol,
+        *,
+        on_lost: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._cluster = cluster
         self.settings = settings
@@ -113,6 +126,10 @@ class GroupMember:
         self._join_lock = asyncio.Lock()
         self._heartbeat_task: asyncio.Task[None] | None = None
         self._last_poll_monotonic = time.monotonic()
+        self._on_lost = on_lost
+        self._holds_assignment = False  # an assignment arrived and was not reported lost since
+        self._last_contact_monotonic = time.monotonic()  # the coordinator last showed we are in
+        self._lost_reason: str | None = None  # set when the coordinator says we are out
         self.rejoin_needed = asyncio.Event()  # set when the owner should call ensure_active
         self._closed = False
 
@@ -146,6 +163,7 @@ class GroupMember:
                 try:
                     await self._join_and_sync()
                 except errors.KafkaError as exc:
+                    await self._report_if_lost()
                     if not exc.retriable and exc.errno not in _REJOIN_ERRORS:
                         raise
                     log.info("group %s: join failed, retrying: %s", self.settings.group_id, exc)
@@ -185,6 +203,7 @@ class GroupMember:
         if self._assigned:
             await self._protocol.on_revoke(self.generation, self.member_id)
             self._assigned = False
+        self._holds_assignment = False
         await self._send_leave()
 
     def polled(self) -> None:
@@ -226,6 +245,7 @@ class GroupMember:
 
     async def _join_and_sync(self) -> None:
         conn = await self.coordinator()
+        await self._report_if_lost()
         response = await self._send_join(conn)
         code = response["error_code"]
         if code == ErrorCode.MEMBER_ID_REQUIRED:
@@ -234,6 +254,7 @@ class GroupMember:
             code = response["error_code"]
         if code:
             self._handle_group_error(code, "JoinGroup")
+        self._contact()
         self.generation = response["generation_id"]
         self.member_id = response["member_id"]
         self.leader_id = response["leader"]
@@ -250,6 +271,7 @@ class GroupMember:
         sync = await conn.send(ApiKey.SYNC_GROUP, self._sync_body(assignments))
         if sync["error_code"]:
             self._handle_group_error(sync["error_code"], "SyncGroup")
+        self._contact()
         self._needs_join = False
         self._last_poll_monotonic = time.monotonic()
         assert self.protocol_name is not None
@@ -257,6 +279,7 @@ class GroupMember:
             self.generation, self.member_id, self.protocol_name, bytes(sync["assignment"])
         )
         self._assigned = True
+        self._holds_assignment = True
         log.info(
             "group %s: joined generation %s as %s%s",
             self.settings.group_id,
@@ -280,6 +303,7 @@ class GroupMember:
             ],
         }
         timeout_ms = settings.rebalance_timeout_ms + _JOIN_TIMEOUT_SLACK_MS
+        self._contact()  # the coordinator keeps a member waiting in JoinGroup in the group
         return await conn.send(ApiKey.JOIN_GROUP, body, timeout_ms=timeout_ms)
 
     def _sync_body(self, assignments: list[dict[str, Any]]) -> dict[str, Any]:
@@ -293,6 +317,8 @@ class GroupMember:
 
     def _handle_group_error(self, code: int, request: str) -> None:
         """Update state for a join/sync/heartbeat error, then raise it."""
+        if code in _LOST_ERRORS and self._lost_reason is None:
+            self._lost_reason = f"{request} answered error {code}: no longer in the group"
         if code in errors.COORDINATOR_ERRORS:
             self.coordinator_dead(f"{request} answered error {code}")
         elif code in (ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_INSTANCE_ID):
@@ -302,6 +328,38 @@ class GroupMember:
         if code in _REJOIN_ERRORS or code in errors.COORDINATOR_ERRORS:
             self.request_rejoin(f"{request} error {code}")
         errors.check_error(code, f"{request} for group {self.settings.group_id}")
+
+    def _contact(self) -> None:
+        self._last_contact_monotonic = time.monotonic()
+
+    def _session_left_ms(self) -> int:
+        """How long an answer may take before the session is over (a heartbeat waits no more,
+        so a silent coordinator is noticed within the session, not the request timeout)."""
+        silent_ms = (time.monotonic() - self._last_contact_monotonic) * 1000
+        left_ms = self.settings.session_timeout_ms - silent_ms
+        return max(int(left_ms), self.settings.heartbeat_interval_ms)
+
+    def _session_expired(self) -> bool:
+        silent_s = time.monotonic() - self._last_contact_monotonic
+        return silent_s > self.settings.session_timeout_ms / 1000
+
+    async def _report_if_lost(self) -> None:
+        """Tell the owner its assignment is void, if the group was lost since it arrived."""
+        reason = self._lost_reason
+        if reason is None and self._holds_assignment and self._session_expired():
+            reason = "no answer from the coordinator within session.timeout.ms"
+        if reason is None:
+            return
+        self._lost_reason = None
+        if not self._holds_assignment:
+            return
+        self._holds_assignment = False
+        log.warning("group %s: lost the group (%s)", self.settings.group_id, reason)
+        self.coordinator_dead(reason)
+        self._reset_generation(forget_member_id=True)
+        self.request_rejoin(reason)
+        if self._on_lost is not None:
+            await self._on_lost(reason)
 
     def _reset_generation(self, *, forget_member_id: bool) -> None:
         self.generation = NO_GENERATION
@@ -323,11 +381,16 @@ class GroupMember:
 
     async def _heartbeat_loop(self) -> None:
         interval_s = self.settings.heartbeat_interval_ms / 1000
-        last_ok = time.monotonic()
         while not self._closed:
             await asyncio.sleep(interval_s)
             if not self.stable:
-                last_ok = time.monotonic()
+                continue
+            if self._session_expired():
+                # Paused or cut off past the session: the coordinator has dropped us.
+                await self._report_if_lost()
+                if self._on_lost is None:
+                    self.coordinator_dead("no successful heartbeat within session.timeout.ms")
+                    self.request_rejoin("session expired")
                 continue
             if self._poll_expired():
                 await self._send_leave()
@@ -335,12 +398,10 @@ class GroupMember:
                 continue
             try:
                 await self._heartbeat()
-                last_ok = time.monotonic()
+                self._contact()
             except errors.KafkaError as exc:
                 log.info("group %s: heartbeat failed: %s", self.settings.group_id, exc)
-                if time.monotonic() - last_ok > self.settings.session_timeout_ms / 1000:
-                    self.coordinator_dead("no successful heartbeat within session.timeout.ms")
-                    self.request_rejoin("session expired")
+                await self._report_if_lost()
 
     def _poll_expired(self) -> bool:
         timeout_ms = self.settings.poll_timeout_ms
@@ -364,13 +425,22 @@ class GroupMember:
                     "member_id": self.member_id,
                     "group_instance_id": self.settings.group_instance_id,
                 },
+                timeout_ms=self._session_left_ms(),
             )
         except errors.KafkaError as exc:
             self.coordinator_dead(str(exc))
             raise
-        if response["error_code"] and self.stable:
-            self._handle_group_error(response["error_code"], "Heartbeat")
+        code = response["error_code"]
+        if code not in _LOST_ERRORS and code not in errors.COORDINATOR_ERRORS:
+            self._contact()  # still a member (REBALANCE_IN_PROGRESS included)
+        if code and self.stable:
+            self._handle_group_error(code, "Heartbeat")
 
+
+# The coordinator no longer counts this member (or this generation of it) in the group.
+_LOST_ERRORS = frozenset(
+    {ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.ILLEGAL_GENERATION, ErrorCode.FENCED_INSTANCE_ID}
+)
 
 _REJOIN_ERRORS = frozenset(
     {

@@ -81,6 +81,11 @@ LAYERS = [
     ("connect_worker.storage", ABOVE_STORES, "the stores are below runtime and herder"),
     ("connect_worker.converters", ABOVE_STORES, "converters are plugins of the runtime"),
     ("connect_worker.herder", ABOVE_HERDER, "REST and the watcher call the herder"),
+    (
+        "connect_worker.distributed",
+        ("connect_worker.herder", *ABOVE_HERDER),
+        "group membership is below the distributed herder that drives it",
+    ),
     ("connect_worker.rest", ("connect_worker.cli",), "the CLI is on top"),
     ("connect_worker.watch", ("connect_worker.cli",), "the CLI is on top"),
     ("connect_worker.states", ("connect_worker",), "the states are a leaf"),

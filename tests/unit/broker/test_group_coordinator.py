@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from log_engine.broker.group import GroupState
 from log_engine.broker.group_coordinator import GroupCoordinator, JoinRequest
@@ -127,3 +128,57 @@ async def test_initial_rebalance_delay_gathers_members_in_one_generation() -> No
     results = await asyncio.gather(coord.join(join_request()), coord.join(join_request()))
     assert {r.generation_id for r in results} == {1}
     assert sum(1 for r in results if r.members) == 1  # one leader
+
+
+
+def connect_join(
+    member_id: str = "", protocols: list[tuple[str, bytes]] | None = None
+) -> JoinRequest:
+    """A Connect worker's JoinGroup: protocol type ``connect``, binary metadata per sub-protocol."""
+    request = join_request(member_id, protocol_type="connect")
+    return dataclasses.replace(request, protocols=protocols or [("sessioned", b"\x00\x02")])
+
+
+async def test_connect_groups_pick_the_common_subprotocol_and_relay_metadata_verbatim() -> None:
+    """One worker offering only ``default`` downgrades the group; metadata is opaque bytes."""
+    coord = coordinator()
+    offers = [("sessioned", b"\x00\x02m2"), ("compatible", b"\x00\x01m1"), ("default", b"\x00m0")]
+    joined = await coord.join(connect_join(protocols=offers))
+    assert joined.protocol_name == "sessioned"
+    assert joined.members[0][2] == b"\x00\x02m2"
+    await coord.sync("g", 1, joined.member_id, {joined.member_id: b"\x00\x02\x00\x00"})
+    old_task = asyncio.create_task(coord.join(connect_join(protocols=[("default", b"old")])))
+    await asyncio.sleep(0.01)
+    rejoined = await coord.join(connect_join(joined.member_id, offers))
+    old = await old_task
+    assert rejoined.protocol_name == old.protocol_name == "default"
+    metadata = {member_id: meta for member_id, _, meta in rejoined.members}
+    assert metadata == {joined.member_id: b"\x00m0", old.member_id: b"old"}
+    consumer = await coord.join(join_request(protocols=["range"]))
+    assert consumer.error_code == ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+
+
+async def test_a_stable_member_rejoining_with_new_metadata_starts_a_rebalance() -> None:
+    """Cooperative Connect: after revoking, a worker rejoins with its smaller assignment in
+    its metadata, and the leader must get to hand the revoked work out."""
+    coord = coordinator()
+    leader = await coord.join(connect_join())
+    await coord.sync("g", 1, leader.member_id, {})
+    follower_task = asyncio.create_task(coord.join(connect_join()))
+    await asyncio.sleep(0.01)
+    leader = await coord.join(connect_join(leader.member_id))
+    follower = await follower_task
+    synced = asyncio.create_task(coord.sync("g", 2, follower.member_id, {}))
+    await coord.sync("g", 2, leader.member_id, {})
+    await synced
+    assert coord.groups["g"].state is GroupState.STABLE
+    fewer = [("sessioned", b"after revocation")]
+    task = asyncio.create_task(coord.join(connect_join(follower.member_id, fewer)))
+    await asyncio.sleep(0.01)
+    assert coord.groups["g"].state is GroupState.PREPARING_REBALANCE
+    assert coord.heartbeat("g", 2, leader.member_id) == ErrorCode.REBALANCE_IN_PROGRESS
+    again = await coord.join(connect_join(leader.member_id))
+    assert again.generation_id == 3
+    metadata = {m: meta for m, _, meta in again.members}
+    assert metadata[follower.member_id] == b"after revocation"
+    await task

@@ -1,0 +1,1 @@
+"""Kafka Connect distributed mode: group membership, its protocol bytes and assignment."""
