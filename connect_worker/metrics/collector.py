@@ -179,11 +179,14 @@ class WorkerCollector(Collector):
                 TASK_LABELS, labels, task.offset_commit_time_ms.max(now))
         outcome = task.offset_commit_outcome
         tried = outcome._live(now)
-        success = outcome.avg(now) * 100 if any(s.count for s in tried) else 0.0
-        failure = 100 - success if any(s.count for s in tried) else 0.0
-        out.add(TASK + "offset_commit_success_percentage", "Offset commits that succeeded (%).",
+        tried_any = any(s.count for s in tried)
+        success = outcome.avg(now) if tried_any else 0.0
+        failure = 1.0 - success if tried_any else 0.0
+        out.add(TASK + "offset_commit_success_percentage",
+                "Share of offset commits that succeeded (0-1, as Kafka's).",
                 TASK_LABELS, labels, success)
-        out.add(TASK + "offset_commit_failure_percentage", "Offset commits that failed (%).",
+        out.add(TASK + "offset_commit_failure_percentage",
+                "Share of offset commits that failed (0-1, as Kafka's).",
                 TASK_LABELS, labels, failure)
         if task.source is not None:
             self._source(out, task, labels, now)
