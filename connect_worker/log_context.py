@@ -86,7 +86,8 @@ def install_filter() -> None:
 
 
 def use_json_lines() -> None:
-    """``log.format=json``: the root logger's handlers write JSON lines."""
+    """``log.format=json``: the root logger's handlers write JSON lines (warnings too)."""
+    logging.captureWarnings(True)
     install_filter()
     for handler in logging.getLogger().handlers:
         handler.setFormatter(JsonLineFormatter())
