@@ -154,9 +154,14 @@ class WorkerCollector(Collector):
             CONNECTOR + "status", "The connector's state (value 1, state in the label).",
             ["connector", "status"], [status.name, status.state.value.lower()], 1,
         )
+        try:
+            connector_class = self._herder.connector_config(status.name).get("connector.class", "")
+        except HerderError:
+            connector_class = ""
         out.add(
-            CONNECTOR + "info", "The connector's type (value 1).",
-            ["connector", "connector_type"], [status.name, status.type.value], 1,
+            CONNECTOR + "info", "The connector's type and class (value 1).",
+            ["connector", "connector_type", "connector_class"],
+            [status.name, status.type.value, connector_class], 1,
         )
 
     def _task(self, out: _Families, task: TaskMetrics, now: float) -> None:

@@ -87,6 +87,8 @@ def test_metrics_count_the_records_a_file_pipeline_moves(
                      **labels) == 0
     assert value(samples, "kafka_connect_connector_metrics_status",
                  connector="m-src", status="running") == 1
+    assert value(samples, "kafka_connect_connector_metrics_info", connector="m-src",
+                 connector_type="source", connector_class="FileStreamSource") == 1
     assert value(samples, "kafka_connect_connect_worker_metrics_connector_running_task_count",
                  connector="m-snk") == 1
     assert (value(samples, "kafka_connect_connect_worker_metrics_connector_count") or 0) >= 2
