@@ -4,8 +4,9 @@ A task's thread sets :data:`TASK_CONTEXT` when it starts
 (:func:`set_task_context`); :class:`TaskContextFilter`, installed on the
 process's log handlers, copies it onto every record that thread logs
 (``record.connector``, ``record.task`` and ``record.connector_context``, the
-``[name|task-0] `` prefix Kafka Connect puts in its lines). Threads a task
-starts itself, and client loop threads, have no context.
+``[name|task-0] `` prefix Kafka Connect puts in its lines). The connector's
+own methods run inside :func:`connector_context` (``[name|worker]``, task
+None). Threads a task starts itself, and client loop threads, have no context.
 
 ``log.format=json`` (:func:`use_json_lines`) writes one JSON object per line::
 
@@ -20,10 +21,13 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 
-#: (connector, task) of the task whose thread is running; None elsewhere.
-TASK_CONTEXT: ContextVar[tuple[str, int] | None] = ContextVar("sluice_task", default=None)
+#: (connector, task) of the task whose thread is running, (connector, None) while a
+#: connector's own methods run; None elsewhere.
+TASK_CONTEXT: ContextVar[tuple[str, int | None] | None] = ContextVar("sluice_task", default=None)
 
 #: The text format of ``sluice`` commands (the connector context before the message).
 TEXT_FORMAT = "%(asctime)s %(levelname)-5s %(name)s: %(connector_context)s%(message)s"
@@ -32,6 +36,16 @@ TEXT_FORMAT = "%(asctime)s %(levelname)-5s %(name)s: %(connector_context)s%(mess
 def set_task_context(connector: str, task: int) -> None:
     """Mark the calling thread's log lines as task ``task`` of ``connector``'s."""
     TASK_CONTEXT.set((connector, task))
+
+
+@contextmanager
+def connector_context(connector: str) -> Iterator[None]:
+    """Mark the lines logged inside the block as connector ``connector``'s (``[name|worker]``)."""
+    token = TASK_CONTEXT.set((connector, None))
+    try:
+        yield
+    finally:
+        TASK_CONTEXT.reset(token)
 
 
 class TaskContextFilter(logging.Filter):
@@ -45,7 +59,8 @@ class TaskContextFilter(logging.Filter):
             record.connector_context = ""
         else:
             record.connector, record.task = context
-            record.connector_context = f"[{context[0]}|task-{context[1]}] "
+            where = "worker" if context[1] is None else f"task-{context[1]}"
+            record.connector_context = f"[{context[0]}|{where}] "
         return True
 
 

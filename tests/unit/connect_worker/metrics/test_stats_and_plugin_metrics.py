@@ -8,7 +8,12 @@ import threading
 
 import pytest
 
-from connect_worker.log_context import JsonLineFormatter, TaskContextFilter, set_task_context
+from connect_worker.log_context import (
+    JsonLineFormatter,
+    TaskContextFilter,
+    connector_context,
+    set_task_context,
+)
 from connect_worker.metrics.plugin_metrics import PluginMetrics
 from connect_worker.metrics.stats import SampleWindow, WindowedStat
 from connectors.api import SourceTask
@@ -88,3 +93,14 @@ def test_json_lines_name_the_task_of_the_thread_that_logged() -> None:
     assert line["message"] == "hi there" and line["connector"] == "pipe" and line["task"] == 2
     assert line["level"] == "INFO" and line["logger"] == "connectors.x"
     assert record.connector_context == "[pipe|task-2] "
+
+
+def test_lines_a_connector_logs_name_it() -> None:
+    record = logging.LogRecord("connectors.x", logging.INFO, __file__, 1, "planned", (), None)
+    with connector_context("pipe"):
+        TaskContextFilter().filter(record)
+    assert record.connector == "pipe" and record.task is None
+    assert record.connector_context == "[pipe|worker] "
+    after = logging.LogRecord("connectors.x", logging.INFO, __file__, 1, "later", (), None)
+    TaskContextFilter().filter(after)
+    assert after.connector is None and after.connector_context == ""
