@@ -92,6 +92,8 @@ def test_metrics_count_the_records_a_file_pipeline_moves(
     assert value(samples, "kafka_connect_connect_worker_metrics_connector_running_task_count",
                  connector="m-snk") == 1
     assert (value(samples, "kafka_connect_connect_worker_metrics_connector_count") or 0) >= 2
+    assert (value(samples, "kafka_connect_connect_worker_metrics_task_startup_success_total")
+            or 0) >= 2
     assert (value(samples, "kafka_connect_source_task_metrics_source_record_poll_rate",
                   **src) or 0) > 0
     assert value(samples, "kafka_connect_sink_task_metrics_partition_count", **snk) == 1
