@@ -322,13 +322,9 @@ class SinkTaskRunner(TaskRunner):
         """
         metrics = self._metrics
         started = time.monotonic() if metrics is not None else 0.0
+        accepted = len(records)
         try:
             self.task.put(records)
-            if metrics is not None:
-                now = time.monotonic()
-                metrics.record_put(len(records), now - started, now)
-                assert self._task_metrics is not None
-                self._task_metrics.batch_size.record(len(records), now)
         except DataError:
             if not self._errors.settings.tolerance_all:
                 raise
@@ -336,7 +332,13 @@ class SinkTaskRunner(TaskRunner):
                 try:
                     self.task.put([record])
                 except DataError as exc:
+                    accepted -= 1
                     self._errors.tolerate(Stage.TASK_PUT, record, exc)
+        if metrics is not None:
+            now = time.monotonic()
+            metrics.record_put(accepted, now - started, now)
+            assert self._task_metrics is not None
+            self._task_metrics.batch_size.record(len(records), now)
 
     # -- offsets -------------------------------------------------------------------------
 
