@@ -139,6 +139,36 @@ def test_a_failing_record_moves_the_error_metrics(
                  connector="e-src", task="0") == 0
 
 
+def test_a_task_failing_on_a_record_shows_failed_and_keeps_counting_across_restarts(
+    worker: StandaloneProcess, tmp_path: Path
+) -> None:
+    source, output = tmp_path / "in.txt", tmp_path / "out.txt"
+    write_lines(source, ["not json"])
+    worker.write_pipeline("f-src", file_source("f-src", source, "metrics-failing"))
+    sink_file = worker.write_pipeline("f-snk", properties(
+        name="f-snk", connector_class="FileStreamSink", file=str(output), topics="metrics-failing",
+        value_converter="org.apache.kafka.connect.json.JsonConverter",
+        value_converter_schemas_enable="false",  # errors.tolerance=none: the task fails
+    ))
+    failed = {"connector": "f-snk", "task": "0", "status": "failed"}
+    wait_for_rest(
+        lambda: value(scrape(worker), "kafka_connect_connector_task_metrics_status", **failed),
+        "the sink task's status metric to say failed",
+    )
+    wait_for_rest(
+        lambda: (task_value(worker, "kafka_connect_task_error_metrics_total_record_errors",
+                            "f-snk") or 0) >= 2,
+        "the same bad record counted again after the automatic restart",
+    )
+    samples = scrape(worker)
+    assert value(samples, "kafka_connect_connect_worker_metrics_connector_total_task_count",
+                 connector="f-snk") == 1
+    assert value(samples, "kafka_connect_task_error_metrics_total_records_skipped",
+                 connector="f-snk", task="0") == 0
+    sink_file.unlink()  # the task would go on failing for the rest of the module
+    wait_for_rest(lambda: worker.status("f-snk") is None, "f-snk removed")
+
+
 def test_a_logger_level_put_at_run_time_brings_debug_lines(
     worker: StandaloneProcess, tmp_path: Path
 ) -> None:
