@@ -15,20 +15,34 @@ worker process spent from the start of the clock to the last line, per record:
 unlike the rates it hardly depends on what else runs on the machine (Linux
 only: read from ``/proc``; null elsewhere).
 
+What metrics cost (``--metrics both``, the default): the pipeline runs
+``--pairs`` times with metrics on (the worker's default, ``GET /metrics``
+scraped every second as a Prometheus would, more often than its usual 15 s)
+and as often with ``metrics.enabled=false``, alternating, each on a fresh
+worker. The main numbers are the median run with metrics on;
+``metrics_off_*`` the median with them off, and ``metrics_cost_cpu_pct`` the
+difference in CPU per record (the steadier of the two measures on a shared
+machine). ``--metrics on`` or ``off`` runs one kind only.
+
 Prints one JSON line. ``--quick`` runs in under a minute.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
+
+import httpx
 
 from harness.broker_process import free_port
 
@@ -83,7 +97,40 @@ def process_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
+class Scraper:
+    """Scrapes ``GET /metrics`` every ``interval_s`` on a thread, as Prometheus would."""
+
+    def __init__(self, url: str, interval_s: float = 1.0) -> None:
+        self._url = url
+        self._interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="scraper", daemon=True)
+        self.scrapes = 0
+        self.last = ""
+
+    def _run(self) -> None:
+        with httpx.Client(timeout=10) as http:
+            while not self._stop.wait(self._interval_s):
+                try:
+                    response = http.get(self._url)
+                except httpx.HTTPError:
+                    continue
+                if response.status_code == 200:
+                    self.scrapes += 1
+                    self.last = response.text
+
+    def __enter__(self) -> Scraper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join(15)
+
+
+def pipeline(
+    workdir: Path, source: Path, count: int, *, metrics: bool = True
+) -> dict[str, float]:
     pipelines = workdir / "pipelines"
     pipelines.mkdir()
     output = workdir / "out.txt"
@@ -98,6 +145,7 @@ def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
         f"connector.configs.file={workdir / 'connectors.json'}\n"
         "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
         "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
+        f"metrics.enabled={'true' if metrics else 'false'}\n"
     )
     log = open(workdir / "standalone.log", "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
@@ -124,12 +172,14 @@ def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
             f"connector.class=FileStreamSource\ntopic=bench\nfile={source}\nbatch.size=5000\n"
         )
         count_lines = LineCounter(output)
-        while (done := count_lines()) < count:
-            if process.poll() is not None or time.perf_counter() - started > _TIMEOUT_S:
-                raise RuntimeError(f"pipeline stopped at {done}/{count} lines; see {log.name}")
-            time.sleep(0.2)
-        elapsed = time.perf_counter() - started
-        cpu_ended = process_cpu_s(process.pid)
+        scraper = Scraper(f"http://127.0.0.1:{rest_port}/metrics")
+        with scraper if metrics else contextlib.nullcontext():
+            while (done := count_lines()) < count:
+                if process.poll() is not None or time.perf_counter() - started > _TIMEOUT_S:
+                    raise RuntimeError(f"pipeline stopped at {done}/{count} lines; see {log.name}")
+                time.sleep(0.2)
+            elapsed = time.perf_counter() - started
+            cpu_ended = process_cpu_s(process.pid)
     finally:
         process.terminate()
         process.wait(60)
@@ -137,7 +187,12 @@ def pipeline(workdir: Path, source: Path, count: int) -> dict[str, float]:
     cpu_us = -1.0  # unknown
     if cpu_started is not None and cpu_ended is not None:
         cpu_us = (cpu_ended - cpu_started) / count * 1e6
-    return {"end_to_end_records_s": count / elapsed, "end_to_end_s": elapsed, "cpu_us": cpu_us}
+    return {
+        "end_to_end_records_s": count / elapsed,
+        "end_to_end_s": elapsed,
+        "cpu_us": cpu_us,
+        "scrapes": float(scraper.scrapes),
+    }
 
 
 def broker_only(workdir: Path, source: Path, count: int) -> float:
@@ -168,34 +223,81 @@ def broker_only(workdir: Path, source: Path, count: int) -> float:
         broker.stop()
 
 
-def run(count: int) -> dict[str, Any]:
+def _median_run(runs: list[dict[str, float]]) -> dict[str, float]:
+    """The run with the median rate (its own CPU figure, not a mix of runs)."""
+    ordered = sorted(runs, key=lambda r: r["end_to_end_records_s"])
+    return ordered[(len(ordered) - 1) // 2]
+
+
+def run(count: int, metrics: str = "both", pairs: int = 2) -> dict[str, Any]:
+    kinds = {"both": [True, False], "on": [True], "off": [False]}[metrics]
     with tempfile.TemporaryDirectory(prefix="sluice-pipeline-") as tmp:
         workdir = Path(tmp)
         source = workdir / "input.txt"
         write_input(source, count)
         loop_s = python_loop(source, workdir / "loop-out.txt")
-        result = pipeline(workdir, source, count)
-        cpu_us = result["cpu_us"]
+        runs: dict[bool, list[dict[str, float]]] = {True: [], False: []}
+        for index in range(pairs):
+            order = kinds if index % 2 == 0 else list(reversed(kinds))
+            for on in order:
+                run_dir = workdir / f"run-{index}-{'on' if on else 'off'}"
+                run_dir.mkdir()
+                runs[on].append(pipeline(run_dir, source, count, metrics=on))
         only = broker_only(workdir, source, count)
         line_bytes = os.path.getsize(source) / count
-    return {
+    main = _median_run(runs[kinds[0]])
+    result: dict[str, Any] = {
         "records": count,
         "line_bytes": round(line_bytes),
-        "end_to_end_records_s": round(result["end_to_end_records_s"]),
-        "end_to_end_s": round(result["end_to_end_s"], 2),
-        "worker_cpu_us_per_record": round(cpu_us, 2) if cpu_us >= 0 else None,
-        "broker_only_records_s": round(only),
-        "python_loop_records_s": round(count / loop_s),
+        "metrics": "on" if kinds[0] else "off",
+        "end_to_end_records_s": round(main["end_to_end_records_s"]),
+        "end_to_end_s": round(main["end_to_end_s"], 2),
+        "worker_cpu_us_per_record": _cpu(main),
     }
+    if metrics == "both":
+        off = _median_run(runs[False])
+        on_cpu = statistics.median(r["cpu_us"] for r in runs[True])
+        off_cpu = statistics.median(r["cpu_us"] for r in runs[False])
+        result.update(
+            metrics_off_end_to_end_records_s=round(off["end_to_end_records_s"]),
+            metrics_off_worker_cpu_us_per_record=_cpu(off),
+            metrics_cost_cpu_pct=(
+                round((on_cpu - off_cpu) / off_cpu * 100, 1)
+                if on_cpu >= 0 and off_cpu > 0
+                else None
+            ),
+            metrics_cost_rate_pct=round(
+                (off["end_to_end_records_s"] - main["end_to_end_records_s"])
+                / off["end_to_end_records_s"] * 100, 1,
+            ),
+            runs_each=pairs,
+            scrapes_per_run=round(statistics.median(r["scrapes"] for r in runs[True])),
+        )
+    result.update(
+        broker_only_records_s=round(only),
+        python_loop_records_s=round(count / loop_s),
+    )
+    return result
+
+
+def _cpu(run: dict[str, float]) -> float | None:
+    return round(run["cpu_us"], 2) if run["cpu_us"] >= 0 else None
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="200k lines instead of 1M")
     parser.add_argument("--records", type=int, default=None)
+    parser.add_argument(
+        "--metrics", choices=["both", "on", "off"], default="both",
+        help="run with metrics on and off (both, alternating), or one kind only",
+    )
+    parser.add_argument(
+        "--pairs", type=int, default=2, help="runs of each kind (default 2)"
+    )
     args = parser.parse_args()
     count = args.records or (200_000 if args.quick else 1_000_000)
-    print(json.dumps(run(count)))
+    print(json.dumps(run(count, args.metrics, max(1, args.pairs))))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Self
+from typing import Literal, Self
 from urllib.parse import urlsplit
 
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
@@ -146,6 +146,31 @@ class WorkerConfig(PluginConfig):
         alias="task.restart.backoff.max.ms",
         ge=0,
         description="Longest delay (ms) between automatic restarts of a failed task.",
+    )
+
+    metrics_enabled: bool = Field(
+        True,
+        alias="metrics.enabled",
+        description="Measure connectors and tasks and serve GET /metrics (Prometheus text "
+        "format); false: nothing is measured and /metrics answers 404 (Sluice's key).",
+    )
+    metrics_sample_window_ms: int = Field(
+        30000,
+        ge=1,
+        alias="metrics.sample.window.ms",
+        description="Length (ms) of one sample of the windowed rates, averages and maxima.",
+    )
+    metrics_num_samples: int = Field(
+        2,
+        ge=1,
+        alias="metrics.num.samples",
+        description="Samples kept for the windowed rates, averages and maxima.",
+    )
+    log_format: Literal["text", "json"] = Field(
+        "text",
+        alias="log.format",
+        description="text: one line per message; json: one JSON object per line, with "
+        "the connector and task names in each line a task logs (Sluice's key).",
     )
 
     _props: dict[str, str] = PrivateAttr(default_factory=dict)

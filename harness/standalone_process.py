@@ -67,13 +67,20 @@ class StandaloneProcess:
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
 
-    def start(self, *connector_files: Path) -> StandaloneProcess:
+    def launch(self, *connector_files: Path) -> StandaloneProcess:
+        """Start the process without waiting for it to be ready (see :meth:`start`)."""
         command = [sys.executable, "-m", "connect_worker.cli", "standalone"]
         command += [str(self.worker_properties), *map(str, connector_files)]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, cwd=self.root
             )
+        return self
+
+    def start(self, *connector_files: Path) -> StandaloneProcess:
+        """Start the process and wait until ``GET /health`` answers 200."""
+        self.launch(*connector_files)
+        assert self.process is not None
         deadline = time.monotonic() + START_TIMEOUT_S
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from connect_worker.cli import cluster_commands, log_commands, rest_client_commands
 from connect_worker.cli.broker import BrokerConfigError, run_broker_command
+from connect_worker.log_context import TEXT_FORMAT, install_filter
 from connect_worker.properties import PropertiesError
 from log_engine.client.errors import KafkaError
 from log_engine.errors import LogDirLockedError
@@ -40,10 +41,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     logging.basicConfig(
-        level=getattr(logging, args.log_level.upper()),
-        format="%(asctime)s %(levelname)-5s %(name)s: %(message)s",
-        stream=sys.stderr,
+        level=getattr(logging, args.log_level.upper()), format=TEXT_FORMAT, stream=sys.stderr
     )
+    install_filter()
     try:
         return int(args.run(args) or 0)
     except (PropertiesError, BrokerConfigError, LogDirLockedError) as exc:

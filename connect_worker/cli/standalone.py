@@ -2,14 +2,17 @@
 
 Start order (stopped in reverse on SIGINT/SIGTERM or when a part fails):
 
-1. the REST socket is bound first, so a busy port fails fast;
+1. the REST socket is bound first, so a busy port fails fast, and served at
+   once: ``GET /health`` answers 503 ``starting`` (every other endpoint 503)
+   until step 5;
 2. with no ``bootstrap.servers``, an embedded single-node broker starts on its
    own asyncio loop thread in this process (``embedded.broker.*`` settings;
    the worker still talks to it over loopback with the normal client);
 3. the plugin registry and the :class:`StandaloneHerder` (whose stop flushes
    offsets);
 4. connector files named on the command line, loaded as pipeline files are;
-5. the REST API (uvicorn, on its own thread);
+5. the REST API gets the started herder (``GET /health`` now checks that the
+   Kafka cluster answers: :class:`~connect_worker.log_probe.LogProbe`);
 6. the watcher on ``pipelines.dir``.
 
 Once everything is up, the objects made so far (modules, the REST app, the
@@ -44,9 +47,11 @@ import uvicorn
 
 from connect_worker.cli.broker import EmbeddedBroker
 from connect_worker.herder.standalone import StandaloneHerder
+from connect_worker.log_context import use_json_lines
+from connect_worker.log_probe import LogProbe
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import PropertiesError, load_properties
-from connect_worker.rest import create_app
+from connect_worker.rest.app import attach, create_app
 from connect_worker.watch import (
     PipelineFile,
     PipelineWatcher,
@@ -135,6 +140,8 @@ def run_standalone(config_path: Path | None, connector_files: Sequence[Path]) ->
     except (PropertiesError, ValueError) as exc:
         print(f"sluice: worker config: {exc}", file=sys.stderr)
         return 2
+    if config.log_format == "json":
+        use_json_lines()
     with contextlib.ExitStack() as running:
         try:
             rest = _start_all(running, worker_props, config, connector_files)
@@ -176,6 +183,11 @@ def _start_all(
         raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
     sock = bind_rest_socket(host, port)
     running.callback(_quietly, sock.close, "sock")
+    # Served at once: /health answers 503 "starting" until attach() below.
+    app = create_app(None, None, request_max_bytes=config.rest_request_max_bytes)
+    rest = RestServer(app, sock)
+    rest.start()
+    running.callback(_quietly, rest.stop, "rest")
     bootstrap, cluster_id = _start_broker(running, worker_props, config)
     registry = PluginRegistry.load(plugin_path=config.plugin_path)
     herder = StandaloneHerder(config, registry, bootstrap=bootstrap)
@@ -195,15 +207,17 @@ def _start_all(
         """The file defining connector ``name``; REST refuses to change it (409)."""
         return named_files.get(name) or watcher.pipeline_file(name)
 
-    rest = RestServer(create_app(
-            herder,
-            registry,
-            kafka_cluster_id=cluster_id,
-            request_max_bytes=config.rest_request_max_bytes,
-            pipeline_files=pipeline_file,
-        ), sock)
-    rest.start()
-    running.callback(_quietly, rest.stop, "rest")
+    probe = LogProbe(bootstrap, config.converter_props("admin"))
+    running.callback(_quietly, probe.close, "health probe")
+    attach(
+        app,
+        herder,
+        registry,
+        kafka_cluster_id=cluster_id,
+        pipeline_files=pipeline_file,
+        log_check=probe.problem,
+    )
+    running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
     log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)
     watcher.start()
     running.callback(_quietly, watcher.stop, "watcher")

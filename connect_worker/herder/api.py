@@ -16,9 +16,12 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from connect_worker.states import ConnectorType, State, TargetState
+
+if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import WorkerMetrics
 
 ConfigSource = Literal["rest", "file"]
 """Where a connector's config comes from: REST (persisted by the herder) or a
@@ -166,3 +169,7 @@ class Herder(ABC):
 
     @abstractmethod
     def worker_id(self) -> str: ...
+
+    def worker_metrics(self) -> WorkerMetrics | None:
+        """What this worker's runtime measures (``GET /metrics``); None when not measured."""
+        return None

@@ -73,6 +73,7 @@ from connect_worker.validation import validate_connector_config
 from connect_worker.worker_config import WorkerConfig
 
 if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import WorkerMetrics
     from connect_worker.plugins import PluginRegistry
 
 log = logging.getLogger(__name__)
@@ -146,6 +147,9 @@ class StandaloneHerder(Herder):
 
     def worker_id(self) -> str:
         return self._worker_id
+
+    def worker_metrics(self) -> WorkerMetrics | None:
+        return self._worker.metrics
 
     # -- queries -------------------------------------------------------------------------
 

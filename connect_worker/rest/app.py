@@ -18,36 +18,39 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import anyio
 from fastapi import APIRouter, FastAPI, Request
-from fastapi.responses import JSONResponse
 from fastapi_offline import FastAPIOffline
 
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
-from connect_worker.rest import admin, connectors, lifecycle, offsets, plugins
+from connect_worker.rest import admin, connectors, health, lifecycle, metrics, offsets, plugins
 from connect_worker.rest.body_limit import DEFAULT_MAX_BYTES, BodyLimit
 from connect_worker.rest.errors import install_error_handlers
 from connect_worker.rest.file_managed import PipelineFileLookup, no_pipeline_files
-
-HEALTH_TIMEOUT_S = 10.0
+from connect_worker.rest.health import LogCheck
 
 root = APIRouter(tags=["worker"])
 
 
 def create_app(
-    herder: Herder,
-    registry: PluginRegistry,
+    herder: Herder | None,
+    registry: PluginRegistry | None,
     *,
     kafka_cluster_id: str | None = None,
     request_max_bytes: int = DEFAULT_MAX_BYTES,
     pipeline_files: PipelineFileLookup = no_pipeline_files,
+    log_check: LogCheck | None = None,
 ) -> FastAPI:
     """The REST application over ``herder``; ``kafka_cluster_id`` is shown by ``GET /``.
 
     Request bodies over ``request_max_bytes`` are refused with 413 (:mod:`.body_limit`).
     ``pipeline_files`` says which connectors pipeline files define; REST does not
-    change those (:mod:`.file_managed`).
+    change those (:mod:`.file_managed`). ``log_check`` tells ``GET /health`` whether
+    the cluster is reachable (:mod:`.health`).
+
+    A worker still starting builds the app with ``herder=None`` and serves it at
+    once: ``/health`` answers 503 ``starting`` and every endpoint that needs the
+    herder 503, until :func:`attach` hands the started parts over.
     """
     app = FastAPIOffline(  # /docs and /redoc with their assets served locally
         title="Sluice worker REST API",
@@ -60,12 +63,31 @@ def create_app(
     app.state.registry = registry
     app.state.kafka_cluster_id = kafka_cluster_id
     app.state.pipeline_files = pipeline_files
+    app.state.log_check = log_check
     install_error_handlers(app)
-    for router in (root, connectors.router, lifecycle.router, offsets.router, plugins.router):
+    routers = (root, health.router, metrics.router, connectors.router, lifecycle.router)
+    for router in (*routers, offsets.router, plugins.router):
         app.include_router(router)
     app.include_router(admin.router)
     app.add_middleware(BodyLimit, max_bytes=request_max_bytes)
     return app
+
+
+def attach(
+    app: FastAPI,
+    herder: Herder,
+    registry: PluginRegistry,
+    *,
+    kafka_cluster_id: str | None = None,
+    pipeline_files: PipelineFileLookup = no_pipeline_files,
+    log_check: LogCheck | None = None,
+) -> None:
+    """Hand a started worker's parts to an app built while it was starting."""
+    app.state.registry = registry
+    app.state.kafka_cluster_id = kafka_cluster_id
+    app.state.pipeline_files = pipeline_files
+    app.state.log_check = log_check
+    app.state.herder = herder  # last: from now on the worker is served
 
 
 @root.get("/", summary="Worker version, commit and the Kafka cluster id")
@@ -75,27 +97,6 @@ def server_info(request: Request) -> dict[str, Any]:
         "commit": source_commit(),
         "kafka_cluster_id": request.app.state.kafka_cluster_id,
     }
-
-
-@root.get(
-    "/health",
-    summary="200 healthy, 500 unhealthy (the herder does not answer)",
-    responses={500: {"description": "unhealthy"}},
-)
-async def health(request: Request) -> JSONResponse:
-    herder: Herder = request.app.state.herder
-    try:
-        with anyio.fail_after(HEALTH_TIMEOUT_S):
-            await anyio.to_thread.run_sync(herder.connectors, abandon_on_cancel=True)
-    except TimeoutError:
-        return _health(500, "unhealthy", f"the worker did not answer within {HEALTH_TIMEOUT_S}s")
-    except Exception as exc:
-        return _health(500, "unhealthy", f"the worker failed a health check: {exc}")
-    return _health(200, "healthy", "Worker has completed startup and is ready to handle requests.")
-
-
-def _health(status: int, state: str, message: str) -> JSONResponse:
-    return JSONResponse({"status": state, "message": message}, status)
 
 
 @cache

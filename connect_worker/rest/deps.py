@@ -9,16 +9,23 @@ from fastapi import Depends, Request
 
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
+from connect_worker.rest.errors import RestError
 from connect_worker.rest.file_managed import PipelineFileLookup
+
+STARTING = "the worker is still starting up; try again shortly (GET /health says when ready)"
 
 
 def _herder(request: Request) -> Herder:
-    herder: Herder = request.app.state.herder
+    herder: Herder | None = request.app.state.herder
+    if herder is None:
+        raise RestError(503, STARTING)
     return herder
 
 
 def _registry(request: Request) -> PluginRegistry:
-    registry: PluginRegistry = request.app.state.registry
+    registry: PluginRegistry | None = request.app.state.registry
+    if registry is None or request.app.state.herder is None:
+        raise RestError(503, STARTING)
     return registry
 
 

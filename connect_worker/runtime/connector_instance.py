@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from connect_worker.log_context import connector_context
 from connect_worker.runtime.details import plugin_details
 from connect_worker.runtime.status import StatusListener
 from connect_worker.states import ConnectorType, State
@@ -78,9 +79,10 @@ class ConnectorInstance:
     def start(self, *, paused: bool = False) -> bool:
         """Instantiate, initialize and start the plugin; False (and FAILED) if it raised."""
         try:
-            connector = self.cls()
-            connector.initialize(_Context(self))
-            connector.start(self.props)
+            with connector_context(self.name):
+                connector = self.cls()
+                connector.initialize(_Context(self))
+                connector.start(self.props)
         except Exception as exc:
             log.exception("connector %s failed to start", self.name)
             self._report(State.FAILED, _trace(exc))
@@ -96,7 +98,8 @@ class ConnectorInstance:
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """The plugin's task configs (each merged over the connector's props by the caller)."""
         assert self._connector is not None, "task_configs() before a successful start()"
-        configs = self._connector.task_configs(max_tasks)
+        with connector_context(self.name):
+            configs = self._connector.task_configs(max_tasks)
         if len(configs) > max_tasks:
             raise ValueError(
                 f"connector {self.name} returned {len(configs)} task configs for tasks.max "
@@ -117,7 +120,8 @@ class ConnectorInstance:
         if connector is None:
             return
         try:
-            connector.stop()
+            with connector_context(self.name):
+                connector.stop()
         except Exception:
             log.exception("connector %s: stop() raised", self.name)
 

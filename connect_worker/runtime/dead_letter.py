@@ -36,7 +36,7 @@ import threading
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connect_worker.connector_config import CommonConnectorConfig
 from connect_worker.runtime.conversion import LogHeaders, RecordConverters
@@ -45,6 +45,9 @@ from connectors.api import ConnectError, Converter, HeaderConverter, SinkTask, S
 from connectors.api.records import ConnectRecord, SourceRecord
 from log_engine.client import ConsumerRecord, SyncProducer
 from transforms.api import Predicate, Transformation
+
+if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import ErrorMetrics
 
 log = logging.getLogger(__name__)
 
@@ -160,8 +163,10 @@ class DeadLetterQueueReporter:
         producer_factory: Callable[[], SyncProducer],
         ensure_topic: Callable[[str, Mapping[str, str]], None],
         converters: RecordConverters | None = None,
+        metrics: ErrorMetrics | None = None,
     ) -> None:
         self.settings = settings
+        self._metrics = metrics
         self._producer_factory = producer_factory
         self._ensure_topic = ensure_topic
         self._converters = converters
@@ -177,6 +182,8 @@ class DeadLetterQueueReporter:
                 for name, text in failure_description(context).items()
             ]
         topic = self.settings.topic
+        if self._metrics is not None:
+            self._metrics.deadletterqueue_produce_requests += 1
         try:
             with self._lock:
                 if self._producer is None:
@@ -186,6 +193,8 @@ class DeadLetterQueueReporter:
             delivery = producer.send(topic, value, key, headers or None)
             delivery.result(timeout=self.settings.delivery_timeout_s)
         except Exception as exc:
+            if self._metrics is not None:
+                self._metrics.deadletterqueue_produce_failures += 1
             raise DeadLetterQueueError(
                 f"task {context.task}: cannot write a bad record ({context.stage}: "
                 f"{type(context.error).__name__}: {context.error}) to the dead-letter topic "

@@ -24,12 +24,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from connect_worker.connector_config import CommonConnectorConfig
 from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.status import TaskId
 from connectors.api import ConnectError, DataError, RetriableError
+
+if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import ErrorMetrics
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -131,10 +134,13 @@ class ErrorReporter(Protocol):
 class LogReporter:
     """``errors.log.enable``: one WARNING per bad record, with it if asked."""
 
-    def __init__(self, include_messages: bool) -> None:
+    def __init__(self, include_messages: bool, metrics: ErrorMetrics | None = None) -> None:
         self._include_messages = include_messages
+        self._metrics = metrics
 
     def report(self, context: ErrorContext) -> None:
+        if self._metrics is not None:
+            self._metrics.total_errors_logged += 1
         detail = f" record={context.record!r}" if self._include_messages else ""
         log.warning(
             "task %s skipped a record that failed in %s: %s: %s%s",
@@ -149,7 +155,10 @@ class LogReporter:
 class ErrorHandler:
     """Applies :class:`ErrorSettings` to failures of one task's record stages.
 
-    ``stopping`` lets a retry sleep end early when the task is asked to stop.
+    ``stopping`` lets a retry sleep end early when the task is asked to stop;
+    ``metrics`` counts failures, retries, errors and skips (Kafka's
+    ``task-error-metrics``): every failed attempt is a failure, a retry after
+    one a retry, a record given up on an error, an error tolerated a skip.
     """
 
     def __init__(
@@ -159,14 +168,16 @@ class ErrorHandler:
         reporters: Sequence[ErrorReporter] = (),
         *,
         stopping: threading.Event | None = None,
+        metrics: ErrorMetrics | None = None,
     ) -> None:
         self.task = task
+        self.metrics = metrics
         self.settings = settings
         self._reporters = list(reporters)
         if settings.log_enable or not self._reporters:
             # Without errors.log.enable and a dead-letter queue a skipped record would
             # vanish without a trace: it is logged anyway (its content only if asked).
-            self._reporters.append(LogReporter(settings.log_include_messages))
+            self._reporters.append(LogReporter(settings.log_include_messages, metrics))
         self._stopping = stopping or threading.Event()
         self.skipped = 0
 
@@ -186,6 +197,9 @@ class ErrorHandler:
 
     def recover(self, process: Callable[[Any], T], record: Any, error: BaseException) -> T | None:
         """After ``process(record)`` raised ``error``: retry, tolerate (None) or raise."""
+        metrics = self.metrics
+        if metrics is not None:
+            metrics.total_record_failures += 1
         deadline = self._retry_deadline()
         backoff = ExponentialBackoff(
             min(_RETRY_INITIAL_MS, self.settings.retry_delay_max_ms),
@@ -195,18 +209,29 @@ class ErrorHandler:
             delay = min(backoff.next_delay_s(), max(0.0, deadline - time.monotonic()))
             if self._stopping.wait(delay):
                 break
+            if metrics is not None:
+                metrics.total_retries += 1
             try:
                 return process(record)
             except Exception as exc:
                 error = exc
+                if metrics is not None:
+                    metrics.total_record_failures += 1
         stage, cause = _unwrap(error)
         if not isinstance(cause, DataError | RetriableError):
             raise error
-        self.tolerate(stage, record, cause)
+        self._tolerate(stage, record, cause)
         return None
 
     def tolerate(self, stage: Stage, record: Any, cause: BaseException) -> None:
         """Skip a bad record under ``errors.tolerance=all``; raise under ``none``."""
+        if self.metrics is not None:
+            self.metrics.total_record_failures += 1
+        self._tolerate(stage, record, cause)
+
+    def _tolerate(self, stage: Stage, record: Any, cause: BaseException) -> None:
+        if self.metrics is not None:
+            self.metrics.record_error()
         if not self.settings.tolerance_all:
             error = ToleranceExceededError(
                 f"Tolerance exceeded in error handler: {stage} failed: "
@@ -215,6 +240,8 @@ class ErrorHandler:
             error.record_position = _record_position(record)
             raise error from cause
         self.skipped += 1
+        if self.metrics is not None:
+            self.metrics.total_records_skipped += 1
         context = ErrorContext(self.task, stage, record, cause)
         for reporter in self._reporters:
             reporter.report(context)

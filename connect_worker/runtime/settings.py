@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from connect_worker.metrics.stats import SampleWindow
 from connect_worker.runtime.conversion import ConverterDefaults, ConverterSpec
 from connect_worker.runtime.sink_runner import SinkRunnerSettings
 from connect_worker.runtime.source_runner import SourceRunnerSettings
@@ -35,6 +36,8 @@ class RuntimeSettings:
     producer_props: dict[str, str] = field(default_factory=dict)
     consumer_props: dict[str, str] = field(default_factory=dict)
     admin_props: dict[str, str] = field(default_factory=dict)
+    metrics_enabled: bool = True
+    metrics_window: SampleWindow = field(default_factory=SampleWindow)
 
     @classmethod
     def from_worker_config(cls, config: WorkerConfig, *, bootstrap: str) -> RuntimeSettings:
@@ -62,4 +65,8 @@ class RuntimeSettings:
             producer_props=config.converter_props("producer"),
             consumer_props=config.converter_props("consumer"),
             admin_props=config.converter_props("admin"),
+            metrics_enabled=config.metrics_enabled,
+            metrics_window=SampleWindow(
+                config.metrics_sample_window_ms / 1000, config.metrics_num_samples
+            ),
         )

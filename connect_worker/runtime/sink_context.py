@@ -11,6 +11,7 @@ import threading
 from collections.abc import Mapping
 
 from connectors.api import TopicPartition
+from connectors.api.metrics import NO_METRICS, TaskMetrics
 from log_engine.client import TopicPartition as LogPartition
 
 
@@ -25,8 +26,11 @@ def to_api(tp: LogPartition) -> TopicPartition:
 class RunnerSinkContext:
     """The :class:`connectors.api.SinkTaskContext` the runner hands its task."""
 
-    def __init__(self, task_id: int, bootstrap_servers: str) -> None:
+    def __init__(
+        self, task_id: int, bootstrap_servers: str, metrics: TaskMetrics = NO_METRICS
+    ) -> None:
         self._task_id = task_id
+        self._metrics = metrics
         self._bootstrap_servers = bootstrap_servers
         self._lock = threading.Lock()
         self._assignment: frozenset[LogPartition] = frozenset()
@@ -41,6 +45,10 @@ class RunnerSinkContext:
     @property
     def bootstrap_servers(self) -> str:
         return self._bootstrap_servers
+
+    @property
+    def metrics(self) -> TaskMetrics:
+        return self._metrics
 
     def assignment(self) -> set[TopicPartition]:
         return {to_api(tp) for tp in self._assignment}

@@ -33,12 +33,14 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from connect_worker.metrics.task_metrics import PartitionLag
 from connect_worker.runtime.error_handling import Stage, StageError
 from connect_worker.runtime.sink_context import RunnerSinkContext, to_api, to_log
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.task_parts import TaskParts
 from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
 from connectors.api import ConfigError, DataError, RetriableError, SinkRecord, SinkTask
+from connectors.api.metrics import NO_METRICS
 from log_engine.client import ConsumerRecord, SyncConsumer
 from log_engine.client import TopicPartition as LogPartition
 from log_engine.client.errors import KafkaError
@@ -111,7 +113,13 @@ class SinkTaskRunner(TaskRunner):
         self._list_topics = list_topics
         self._on_topic = parts.on_topic
         self._settings = settings
-        self.context = RunnerSinkContext(task_id.task, parts.bootstrap_servers)
+        self._task_metrics = parts.metrics
+        self._metrics = parts.metrics.sink_metrics() if parts.metrics is not None else None
+        self.context = RunnerSinkContext(
+            task_id.task,
+            parts.bootstrap_servers,
+            parts.metrics.plugin if parts.metrics is not None else NO_METRICS,
+        )
         self._open: frozenset[LogPartition] = frozenset()
         self._current: dict[LogPartition, int] = {}  # next offset after what put() accepted
         self._committed: dict[LogPartition, int] = {}
@@ -135,6 +143,10 @@ class SinkTaskRunner(TaskRunner):
     def run(self, on_running: Callable[[], None]) -> None:
         try:
             self._consumer = self._consumer_factory()
+            if self._metrics is not None:
+                self._metrics.client_id = str(self._consumer.config.client_id or "")
+                self._metrics.live_partition_count = lambda: len(self._open)
+                self._metrics.live_lags = self._lags
             self.task.initialize(self.context)
             self.task.start(self._props)
             if not self._plugin_start_done():
@@ -182,6 +194,8 @@ class SinkTaskRunner(TaskRunner):
             self._apply_seeks()
             self._sync_pauses()
             raw = consumer.poll(timeout_s)
+            if raw and self._metrics is not None:
+                self._metrics.record_read(len(raw), time.monotonic())
             if raw and self.context.has_seeks():  # a seek asked for during this poll wins
                 raw = self._apply_seeks(raw)
             batch = self._convert(raw) if raw else None
@@ -306,6 +320,9 @@ class SinkTaskRunner(TaskRunner):
         The records ``put`` still refuses alone go to the error handler (stage
         TASK_PUT: dead-letter queue, log); under ``none`` the DataError fails the task.
         """
+        metrics = self._metrics
+        started = time.monotonic() if metrics is not None else 0.0
+        accepted = len(records)
         try:
             self.task.put(records)
         except DataError:
@@ -315,7 +332,13 @@ class SinkTaskRunner(TaskRunner):
                 try:
                     self.task.put([record])
                 except DataError as exc:
+                    accepted -= 1
                     self._errors.tolerate(Stage.TASK_PUT, record, exc)
+        if metrics is not None:
+            now = time.monotonic()
+            metrics.record_put(accepted, now - started, now)
+            assert self._task_metrics is not None
+            self._task_metrics.batch_size.record(len(records), now)
 
     # -- offsets -------------------------------------------------------------------------
 
@@ -325,10 +348,12 @@ class SinkTaskRunner(TaskRunner):
         offsets = {tp: o for tp, o in self._current.items() if tp in partitions}
         if not offsets or all(self._committed.get(tp) == o for tp, o in offsets.items()):
             return
+        started = time.monotonic()
         try:
             safe = self.task.pre_commit({to_api(tp): o for tp, o in offsets.items()})
         except RetriableError as exc:
             log.warning("task %s: pre_commit() failed (%s); retrying later", self.task_id, exc)
+            self._commit_done(started, ok=False)
             return
         to_commit = {to_log(tp): int(o) for tp, o in (safe or {}).items()}
         to_commit = {tp: o for tp, o in to_commit.items() if tp in partitions}
@@ -341,9 +366,32 @@ class SinkTaskRunner(TaskRunner):
             log.warning(
                 "task %s: committing offsets failed (%s); retrying later", self.task_id, exc
             )
+            self._commit_done(started, ok=False)
             return
         self._committed.update(to_commit)
         self.commits += 1
+        self._commit_done(started, ok=True)
+
+    def _commit_done(self, started: float, *, ok: bool) -> None:
+        """Record an offset commit's time and outcome in the task's metrics."""
+        if self._task_metrics is None or self._metrics is None:
+            return
+        now = time.monotonic()
+        self._task_metrics.record_offset_commit(now - started, ok, now)
+        if ok:
+            self._metrics.record_commit_completed(now)
+
+    def _lags(self) -> list[PartitionLag]:
+        """Each assigned partition's lag (log end minus position), read at scrape time."""
+        consumer = self._consumer
+        if consumer is None:
+            return []
+        lags = []
+        for tp in sorted(self._open, key=lambda p: (p.topic, p.partition)):
+            lag = consumer.current_lag(tp)
+            if lag is not None:
+                lags.append(PartitionLag(tp.topic, tp.partition, lag))
+        return lags
 
     def _apply_seeks(self, raw: list[ConsumerRecord] | None = None) -> list[ConsumerRecord]:
         """Seek where the task asked; drop polled records of those partitions."""

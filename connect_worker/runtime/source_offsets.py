@@ -232,8 +232,10 @@ class OffsetCommitter:
         on_ack: Callable[[SourceRecord], None] | None,
         on_failure: FailureHandler | None,
         first_ack_wait_ms: int = 5000,
+        on_commit: Callable[[float, bool, float], None] | None = None,
     ) -> None:
         self._connector = connector
+        self._on_commit = on_commit
         self._task = task
         self._store = store
         self._submitted = submitted
@@ -268,6 +270,12 @@ class OffsetCommitter:
         if now >= self._next_commit:
             self.commit()
 
+    def _committed(self, started: float, *, ok: bool) -> None:
+        """Tell ``on_commit`` (the task's metrics) how long a commit took and whether it held."""
+        if self._on_commit is not None:
+            now = time.monotonic()
+            self._on_commit(now - started, ok, now)
+
     def commit(self) -> bool:
         """Store the committable offsets and call ``task.commit()``; False if storing failed."""
         self._next_commit = time.monotonic() + self._interval_s
@@ -275,13 +283,16 @@ class OffsetCommitter:
         acked = self._submitted.acked_since_take
         offsets = self._submitted.take_committable()
         if offsets:
+            started = time.monotonic()
             try:
                 self._store.put_all(self._connector, {k: off for k, (_, off) in offsets.items()})
                 self._store.flush()
             except Exception:
                 log.exception("%s: storing %d source offsets failed", self._connector, len(offsets))
                 self._submitted.restore(offsets)
+                self._committed(started, ok=False)
                 return False
+            self._committed(started, ok=True)
         if offsets or acked:
             self.commits += 1
             try:

@@ -58,6 +58,7 @@ from connect_worker.runtime.task_runner import WAKE_INTERVAL_S, TaskRunner
 from connect_worker.runtime.topics import TopicCreator
 from connect_worker.storage.offsets import OffsetStore
 from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from connectors.api.metrics import NO_METRICS, TaskMetrics
 from log_engine.client import SyncProducer
 from log_engine.client.errors import is_retriable
 
@@ -95,10 +96,21 @@ class _OffsetReader:
 
 
 class _SourceContext:
-    def __init__(self, task_id: int, reader: _OffsetReader, bootstrap_servers: str) -> None:
+    def __init__(
+        self,
+        task_id: int,
+        reader: _OffsetReader,
+        bootstrap_servers: str,
+        metrics: TaskMetrics = NO_METRICS,
+    ) -> None:
         self._task_id = task_id
         self._reader = reader
         self._bootstrap_servers = bootstrap_servers
+        self._metrics = metrics
+
+    @property
+    def metrics(self) -> TaskMetrics:
+        return self._metrics
 
     @property
     def bootstrap_servers(self) -> str:
@@ -148,6 +160,9 @@ class SourceTaskRunner(TaskRunner):
         self._settings = settings
         self.submitted = SubmittedRecords()
         self._stop_timer: threading.Timer | None = None
+        self._task_metrics = parts.metrics
+        self._metrics = parts.metrics.source_metrics() if parts.metrics is not None else None
+        self._dropped = 0  # records of the batch being sent that transforms or errors dropped
         overrides_commit_record = type(task).commit_record is not SourceTask.commit_record
         self.committer = OffsetCommitter(
             task_id.connector,
@@ -158,6 +173,7 @@ class SourceTaskRunner(TaskRunner):
             on_ack=task.commit_record if overrides_commit_record else None,
             on_failure=self._delivery_failed,
             first_ack_wait_ms=settings.offset_flush_timeout_ms,
+            on_commit=parts.metrics.record_offset_commit if parts.metrics is not None else None,
         )
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -169,7 +185,11 @@ class SourceTaskRunner(TaskRunner):
                 self.task_id.task,
                 _OffsetReader(self._store, self.task_id.connector),
                 self._bootstrap_servers,
+                self._task_metrics.plugin if self._task_metrics is not None else NO_METRICS,
             )
+            if self._metrics is not None:
+                submitted = self.submitted
+                self._metrics.live_active_count = lambda: submitted.in_flight
             self.task.initialize(context)
             self.task.start(self._props)
             if not self._plugin_start_done():
@@ -239,19 +259,31 @@ class SourceTaskRunner(TaskRunner):
             if not batch:
                 batch = self._poll()
             if batch:
+                self._dropped = 0
                 sent = self._send_batch(batch)
+                if self._metrics is not None:
+                    self._metrics.record_write(sent - self._dropped, time.monotonic())
                 batch = batch[sent:] if sent < len(batch) else []
                 committer.collect()
             committer.maybe_commit(time.monotonic())
 
     def _poll(self) -> list[SourceRecord]:
+        metrics = self._metrics
+        started = time.monotonic() if metrics is not None else 0.0
         try:
             records = self.task.poll()
         except RetriableError as exc:
             self._back_off("poll()", exc)
             return []
         self._retry_backoff.reset()
-        return list(records) if records else []
+        if not records:
+            return []
+        if metrics is not None:
+            now = time.monotonic()
+            metrics.record_poll(len(records), now - started, now)
+            assert self._task_metrics is not None
+            self._task_metrics.batch_size.record(len(records), now)
+        return list(records)
 
     def _send_batch(self, batch: list[SourceRecord]) -> int:
         """Send ``batch``; returns how many records were handled (fewer after a retriable error)."""
@@ -321,6 +353,7 @@ class SourceTaskRunner(TaskRunner):
                 processed = self._errors.recover(process, record, exc)
             if processed is None:
                 submit(record, None)
+                self._dropped += 1
                 continue
             out, key, value, headers = processed
             topic = out.topic

@@ -38,6 +38,7 @@ from connectors.api import ConfigError, SinkTask, SourceTask
 from log_engine.client import SyncConsumer, SyncProducer
 
 if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import TaskMetrics
     from connect_worker.plugins import PluginRegistry
 
 #: Extra error reporters per task (the dead-letter queue is added by the factory itself).
@@ -84,13 +85,16 @@ class TaskFactory:
         connector: CommonConnectorConfig,
         connector_props: Mapping[str, str],
         task_props: Mapping[str, str],
+        metrics: TaskMetrics | None = None,
     ) -> TaskRunner:
         """A new plugin task with its runner; ConfigError for a config that cannot work.
 
         ``connector`` is the connector's validated config (the herder's), whose
         ``errors.*`` keys govern the task's error handling and dead-letter queue;
-        ``connector_props`` are its properties with references resolved.
+        ``connector_props`` are its properties with references resolved;
+        ``metrics`` (kept across the task's attempts) is what the runner records into.
         """
+        error_metrics = metrics.errors if metrics is not None else None
         connector_cls = self._registry.connector_class(connector.connector_class)
         task = connector_cls.task_class()()
         stopping = threading.Event()
@@ -106,10 +110,15 @@ class TaskFactory:
                     producer_factory=lambda: self._producer(task_id, connector_props, "dlq-"),
                     ensure_topic=self._topics.ensure,
                     converters=converters,
+                    metrics=error_metrics,
                 )
             )
         errors = ErrorHandler(
-            task_id, ErrorSettings.from_config(connector), reporters, stopping=stopping
+            task_id,
+            ErrorSettings.from_config(connector),
+            reporters,
+            stopping=stopping,
+            metrics=error_metrics,
         )
         chain = TransformChain.from_props(connector_props, self._registry)
         parts = TaskParts(
@@ -122,6 +131,7 @@ class TaskFactory:
             bootstrap_servers=self._settings.bootstrap,
             on_topic=lambda topic: self._listener.on_topic_used(task_id.connector, topic),
             stopping=stopping,
+            metrics=metrics,
         )
         if isinstance(task, SourceTask):
             return SourceTaskRunner(

@@ -11,11 +11,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.conversion import RecordConverters
 from connect_worker.runtime.error_handling import ErrorHandler
 from connect_worker.runtime.transform_chain import TransformChain
+
+if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import TaskMetrics
 
 
 def _ignore_topic(topic: str) -> None:
@@ -31,6 +35,8 @@ class TaskParts:
     task through its context, so a plugin that reads the log itself (SparkSink)
     reads the same cluster as the worker. ``on_topic`` is told every topic the
     task reads or writes; ``stopping`` is set when the task is asked to stop.
+    ``metrics`` is where the runner records what it measures (None:
+    ``metrics.enabled=false``, nothing is measured).
     """
 
     chain: TransformChain
@@ -40,3 +46,4 @@ class TaskParts:
     bootstrap_servers: str
     on_topic: Callable[[str], None] = _ignore_topic
     stopping: threading.Event = field(default_factory=threading.Event)
+    metrics: TaskMetrics | None = None

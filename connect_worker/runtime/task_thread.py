@@ -32,13 +32,17 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from connect_worker.log_context import set_task_context
 from connect_worker.runtime.backoff import ExponentialBackoff
 from connect_worker.runtime.error_handling import RecordPosition
 from connect_worker.runtime.status import StatusListener, TaskId
 from connect_worker.runtime.task_runner import TaskRunner
 from connect_worker.states import State
+
+if TYPE_CHECKING:
+    from connect_worker.metrics.task_metrics import TaskMetrics
 
 log = logging.getLogger(__name__)
 
@@ -121,8 +125,10 @@ class TaskThread:
         policy: RestartPolicy,
         *,
         paused: bool = False,
+        metrics: TaskMetrics | None = None,
     ) -> None:
         self.task_id = task_id
+        self.metrics = metrics
         self._make_runner = make_runner
         self._listener = listener
         self._policy = policy
@@ -133,6 +139,7 @@ class TaskThread:
         self.state = State.UNASSIGNED
         self.trace: str | None = None
         self.failures = 0
+        self._running = False  # the current attempt reached RUNNING
         self._thread = threading.Thread(target=self._main, name=f"task-{task_id}", daemon=True)
 
     def start(self) -> None:
@@ -181,6 +188,7 @@ class TaskThread:
     # -- the thread ----------------------------------------------------------------------
 
     def _main(self) -> None:
+        set_task_context(self.task_id.connector, self.task_id.task)
         backoff = ExponentialBackoff(
             max(1, self._policy.backoff_initial_ms),
             max(1, self._policy.backoff_initial_ms, self._policy.backoff_max_ms),
@@ -241,6 +249,15 @@ class TaskThread:
 
     def _run_once(self) -> Failure | None:
         """One attempt; how it failed, or None after a clean stop."""
+        if self.metrics is not None:
+            self.metrics.attempt_started()
+        self._running = False
+        failure = self._attempt()
+        if failure is not None and not self._running and self.metrics is not None:
+            self.metrics.attempt_failed_to_start()
+        return failure
+
+    def _attempt(self) -> Failure | None:
         try:
             runner = self._make_runner()
         except Exception as exc:
@@ -260,12 +277,17 @@ class TaskThread:
         return None
 
     def _on_running(self) -> None:
+        self._running = True
+        if self.metrics is not None:
+            self.metrics.attempt_running()
         with self._lock:
             self._report(State.PAUSED if self._paused else State.RUNNING, None)
 
     def _report(self, state: State, trace: str | None) -> None:
         """Record and publish a state (called with the lock held; listeners never block)."""
         self.state, self.trace = state, trace
+        if self.metrics is not None:
+            self.metrics.state_changed(state)
         try:
             self._listener.on_task_state(self.task_id, state, trace)
         except Exception:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from connect_worker.connector_config import CommonConnectorConfig
+from connect_worker.metrics.task_metrics import WorkerMetrics
 from connect_worker.runtime.connector_instance import ConnectorInstance
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import StatusListener, TaskId
@@ -68,6 +69,8 @@ class Worker:
             lambda: SyncAdmin({"bootstrap.servers": settings.bootstrap, **settings.admin_props})
         )
         self._factory = TaskFactory(registry, settings, offsets, self.topics, listener, reporters)
+        #: What the runners measure (``metrics.enabled``); None: nothing is measured.
+        self.metrics = WorkerMetrics(settings.metrics_window) if settings.metrics_enabled else None
 
     # -- connectors ----------------------------------------------------------------------
 
@@ -93,7 +96,10 @@ class Worker:
         )
         with self._lock:
             self._connectors[name] = instance
-        return instance.start(paused=paused)
+        started = instance.start(paused=paused)
+        if self.metrics is not None:
+            self.metrics.connector_started(started)
+        return started
 
     def connector_task_configs(self, name: str, max_tasks: int) -> list[dict[str, str]]:
         """Task configs from the running connector, each merged over its props."""
@@ -140,12 +146,16 @@ class Worker:
         """
         connector_props, task_props = dict(connector_props), dict(task_props)
         listener = _CurrentThreadOnly(self, self._listener)
+        metrics = self.metrics.task(task_id) if self.metrics is not None else None
         thread = TaskThread(
             task_id,
-            lambda: self._factory.runner(task_id, connector, connector_props, task_props),
+            lambda: self._factory.runner(
+                task_id, connector, connector_props, task_props, metrics
+            ),
             listener,
             self.settings.restart,
             paused=paused,
+            metrics=metrics,
         )
         listener.thread = thread
         with self._lock:
@@ -160,6 +170,8 @@ class Worker:
             threads = [self._tasks.pop(t) for t in list(task_ids) if t in self._tasks]
         for thread in threads:
             thread.request_stop()
+            if self.metrics is not None:
+                self.metrics.task_stopped(thread.task_id, thread.metrics)
         timeout_s = self.settings.task_shutdown_timeout_ms / 1000
         stuck = [t.task_id for t in threads if not t.join(timeout_s)]
         for task_id in stuck:

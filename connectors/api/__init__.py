@@ -10,6 +10,7 @@ from connectors.api.connector import Connector, ConnectorContext
 from connectors.api.converter import Converter, HeaderConverter
 from connectors.api.errors import ConfigError, ConnectError, DataError, RetriableError
 from connectors.api.hookspecs import SluiceHookSpecs, hookimpl, hookspec
+from connectors.api.metrics import Counter, Gauge, TaskMetrics
 from connectors.api.records import (
     ConnectRecord,
     Header,
@@ -30,8 +31,10 @@ __all__ = [
     "Connector",
     "ConnectorContext",
     "Converter",
+    "Counter",
     "DataError",
     "Field",
+    "Gauge",
     "Header",
     "HeaderConverter",
     "OffsetReader",
@@ -48,6 +51,7 @@ __all__ = [
     "SourceRecord",
     "SourceTask",
     "SourceTaskContext",
+    "TaskMetrics",
     "TimestampType",
     "TopicPartition",
     "describe_errors",

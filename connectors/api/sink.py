@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from connectors.api.connector import Connector
+from connectors.api.metrics import NO_METRICS, TaskMetrics
 from connectors.api.records import SinkRecord, TopicPartition
 
 
@@ -44,6 +45,11 @@ class SinkTaskContext(Protocol):
         A plugin that reads or writes the log itself (SparkSink's query) uses it
         unless its config names another cluster.
         """
+
+    @property
+    def metrics(self) -> TaskMetrics:
+        """Where the task registers its own metrics (:mod:`connectors.api.metrics`)."""
+        ...
 
     def assignment(self) -> set[TopicPartition]: ...
 
@@ -69,6 +75,11 @@ class SinkTask(ABC):
 
     def initialize(self, context: SinkTaskContext) -> None:
         self.context = context
+
+    @property
+    def metrics(self) -> TaskMetrics:
+        """The task's own metrics (:mod:`connectors.api.metrics`); no-op without a context."""
+        return getattr(self.context, "metrics", None) or NO_METRICS
 
     @abstractmethod
     def start(self, props: Mapping[str, str]) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from connectors.api.connector import Connector
+from connectors.api.metrics import NO_METRICS, TaskMetrics
 from connectors.api.records import SourceRecord
 
 
@@ -55,6 +56,11 @@ class SourceTaskContext(Protocol):
         unless its config names another cluster.
         """
 
+    @property
+    def metrics(self) -> TaskMetrics:
+        """Where the task registers its own metrics (:mod:`connectors.api.metrics`)."""
+        ...
+
 
 class SourceConnector(Connector):
     """A connector whose tasks read from an external system into the log."""
@@ -68,6 +74,11 @@ class SourceTask(ABC):
 
     def initialize(self, context: SourceTaskContext) -> None:
         self.context = context
+
+    @property
+    def metrics(self) -> TaskMetrics:
+        """The task's own metrics (:mod:`connectors.api.metrics`); no-op without a context."""
+        return getattr(self.context, "metrics", None) or NO_METRICS
 
     @abstractmethod
     def start(self, props: Mapping[str, str]) -> None:

@@ -12,7 +12,8 @@ Delivery is at-least-once: after a crash, lines written after the last commit
 are written again.
 
 The task's status ``details``: ``file`` (absolute path) and ``lines_written``
-(since the task started).
+(since the task started); its metric (``GET /metrics``):
+``sluice_plugin_file_lines_written_total``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from connectors.api import SinkConnector, SinkRecord, SinkTask, TopicPartition
+from connectors.api.metrics import NO_METRICS, Counter
 from connectors.file.config import FileSinkConfig
 
 log = logging.getLogger(__name__)
@@ -81,12 +83,16 @@ class FileStreamSinkTask(SinkTask):
         self._file: BinaryIO | None = None
         self._path: Path | None = None
         self._lines_written = 0
+        self._lines_written_metric: Counter = NO_METRICS.counter("file_lines_written", "")
 
     def start(self, props: Mapping[str, str]) -> None:
         path = Path(FileSinkConfig.from_props(props).file)
         path.parent.mkdir(parents=True, exist_ok=True)
         self._path = path
         self._file = open(path, "ab")  # noqa: SIM115 - closed in stop()
+        self._lines_written_metric = self.metrics.counter(
+            "file_lines_written", "Lines written to the file"
+        )
 
     def put(self, records: Sequence[SinkRecord]) -> None:
         if not records:
@@ -101,6 +107,7 @@ class FileStreamSinkTask(SinkTask):
         self._file.write(text.encode("utf-8", errors="surrogateescape"))
         self._file.flush()  # one write(2) per batch: visible now, durable at flush()
         self._lines_written += len(records)
+        self._lines_written_metric.inc(len(records))
 
     @staticmethod
     def _lines(records: Sequence[SinkRecord]) -> str:

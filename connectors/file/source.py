@@ -24,7 +24,8 @@ The task follows the file like ``tail -F``:
 The task's status ``details``: ``file`` (absolute path), ``position`` (the byte
 offset after the last line handed to the worker: what a restart resumes from
 once it is committed), ``lines_read`` (since the task started) and, while the
-file does not exist, ``"waiting": true``.
+file does not exist, ``"waiting": true``. Its metric (``GET /metrics``):
+``sluice_plugin_file_lines_read_total``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from connectors.api import SourceConnector, SourceRecord, SourceTask
+from connectors.api.metrics import NO_METRICS, Counter
 from connectors.api.schema import STRING
 from connectors.file.config import FileSourceConfig
 
@@ -109,6 +111,7 @@ class FileStreamSourceTask(SourceTask):
         self._missing_logged = False
         self._path = ""
         self._lines_read = 0  # lines handed to the worker since start()
+        self._lines_read_metric: Counter = NO_METRICS.counter("file_lines_read", "")
 
     def start(self, props: Mapping[str, str]) -> None:
         config = FileSourceConfig.from_props(props)
@@ -118,6 +121,9 @@ class FileStreamSourceTask(SourceTask):
         self._partition: dict[str, Any] = {"filename": self._path}
         self._position = self._stored_position(config.file)
         self._read_end = self._position
+        self._lines_read_metric = self.metrics.counter(
+            "file_lines_read", "Lines read from the file and handed to the worker"
+        )
 
     def _stored_position(self, configured: str) -> int:
         if self.context is None:
@@ -215,6 +221,7 @@ class FileStreamSourceTask(SourceTask):
             self._byte_lengths = [len(line) for line in complete.split(b"\n")[:-1]]
         self._lines = lines
         self._next = 0
+        log.debug("read %d bytes of %s: %d complete lines", len(data), self._path, len(lines))
         return True
 
     def _take(self) -> list[SourceRecord]:
@@ -241,6 +248,7 @@ class FileStreamSourceTask(SourceTask):
         self._next = end
         self._position = positions[-1]
         self._lines_read += len(records)
+        self._lines_read_metric.inc(len(records))
         if end == len(self._lines):
             self._lines, self._next = [], 0
         return records

@@ -136,6 +136,17 @@ class Consumer:
         """The partitions currently assigned."""
         return set(self._subs.assignment)
 
+    def current_lag(self, tp: TopicPartition) -> int | None:
+        """High watermark minus position, as of the last fetch (Kafka's ``currentLag``).
+
+        None while either is unknown (not assigned, no fetch answered yet). Reads
+        only what the consumer already knows: no request, safe from any thread.
+        """
+        state = self._subs.assignment.get(tp)
+        if state is None or state.position is None or state.high_watermark < 0:
+            return None
+        return max(0, state.high_watermark - state.position)
+
     # -- reading -------------------------------------------------------------------------
 
     async def poll(self, timeout_ms: int = 0) -> list[ConsumerRecord]:

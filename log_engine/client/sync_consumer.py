@@ -99,6 +99,10 @@ class SyncConsumer:
     def position(self, tp: TopicPartition) -> int:
         return self._run(self._consumer.position(tp))
 
+    def current_lag(self, tp: TopicPartition) -> int | None:
+        """:meth:`Consumer.current_lag`: read without a request, from any thread."""
+        return self._consumer.current_lag(tp)
+
     def pause(self, partitions: Iterable[TopicPartition]) -> None:
         self._on_loop(self._consumer.pause, list(partitions))
 

@@ -1,0 +1,114 @@
+"""The runtime's side of ``connectors.api.metrics``: one task's plugin metrics.
+
+:class:`PluginMetrics` is the handle a task context hands out; it keeps each
+registered family (name, kind, description, label names) and its series
+(label values -> value). :mod:`.collector` renders them as
+``sluice_plugin_<name>`` with the task's ``connector`` and ``task`` labels.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+NAME = re.compile(r"[a-z_][a-z0-9_]*")
+#: Labels the runtime sets itself; a plugin cannot use them.
+RESERVED_LABELS = frozenset({"connector", "task"})
+
+Kind = Literal["counter", "gauge"]
+
+
+class _Value:
+    """One series: a float a plugin adds to or sets."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = 0.0
+
+    def inc(self, amount: float = 1.0) -> None:
+        self.value += amount
+
+    def dec(self, amount: float = 1.0) -> None:
+        self.value -= amount
+
+    def set(self, value: float) -> None:
+        self.value = float(value)
+
+
+class _CounterValue(_Value):
+    __slots__ = ()
+
+    def inc(self, amount: float = 1.0) -> None:
+        if amount < 0:
+            raise ValueError(f"a counter only goes up; inc({amount}) refused")
+        self.value += amount
+
+
+@dataclass
+class PluginFamily:
+    """One registered metric name and its series."""
+
+    name: str
+    kind: Kind
+    description: str
+    label_names: tuple[str, ...]
+    series: dict[tuple[str, ...], _Value] = field(default_factory=dict)
+
+
+class PluginMetrics:
+    """A task's :class:`connectors.api.metrics.TaskMetrics` (see the module doc)."""
+
+    def __init__(self, connector: str, task: int) -> None:
+        self.connector = connector
+        self.task = task
+        self._lock = threading.Lock()
+        self._families: dict[str, PluginFamily] = {}
+
+    def counter(
+        self, name: str, description: str, labels: Mapping[str, str] | None = None
+    ) -> _CounterValue:
+        value = self._series(name, "counter", description, labels)
+        assert isinstance(value, _CounterValue)
+        return value
+
+    def gauge(
+        self, name: str, description: str, labels: Mapping[str, str] | None = None
+    ) -> _Value:
+        return self._series(name, "gauge", description, labels)
+
+    def families(self) -> list[PluginFamily]:
+        with self._lock:
+            return list(self._families.values())
+
+    def _series(
+        self, name: str, kind: Kind, description: str, labels: Mapping[str, str] | None
+    ) -> _Value:
+        if not NAME.fullmatch(name):
+            raise ValueError(f"metric name {name!r}: use lower case letters, digits and _")
+        labels = dict(labels or {})
+        for label in labels:
+            if not NAME.fullmatch(label) or label in RESERVED_LABELS:
+                raise ValueError(
+                    f"metric {name!r}: label {label!r} is not allowed "
+                    f"(names as metric names; not {', '.join(sorted(RESERVED_LABELS))})"
+                )
+        label_names = tuple(sorted(labels))
+        with self._lock:
+            family = self._families.get(name)
+            if family is None:
+                family = self._families[name] = PluginFamily(name, kind, description, label_names)
+            elif family.kind != kind or family.label_names != label_names:
+                raise ValueError(
+                    f"metric {name!r} is already a {family.kind} with labels "
+                    f"{list(family.label_names)}; cannot register it as a {kind} with "
+                    f"labels {list(label_names)}"
+                )
+            key = tuple(str(labels[n]) for n in label_names)
+            value = family.series.get(key)
+            if value is None:
+                value = family.series[key] = _CounterValue() if kind == "counter" else _Value()
+            return value
