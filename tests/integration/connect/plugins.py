@@ -46,6 +46,17 @@ class SinkLog:
 
 
 SINKS: dict[str, SinkLog] = {}
+
+
+def sink_values(name: str) -> list[Any]:
+    """The values sink connector ``name`` received so far (a copy)."""
+    log = SINKS.get(name)
+    if log is None:
+        return []
+    with log.lock:
+        return list(log.values)
+
+
 SOURCE_FAILURES: dict[str, int] = {}
 SOURCE_COMMITS: dict[str, int] = {}
 

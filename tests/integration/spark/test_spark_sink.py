@@ -162,9 +162,7 @@ def test_jdbc_output_appends_to_a_postgres_table(
     assert PASSWORD not in str(herder.connector_config("spark-jdbc"))
 
 
-def test_unknown_output_format_is_refused_naming_the_key(
-    broker: BrokerProcess, topic_name: str, make_herder: Callable, tmp_path: Path
-) -> None:
+def test_unknown_output_format_is_refused_naming_the_key(sink: SinkCase) -> None:
     herder = sink.herder
     config = sink.config(**{"output.format": "avro"})
     with pytest.raises(Exception, match=r"output\.format"):
