@@ -16,7 +16,7 @@ from connect_worker.storage.status import MemoryStatusStore, StateRecord
 from harness.wait import wait_for
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state
-from tests.integration.connect.plugins import sink_values
+from tests.integration.connect.plugins import sink_config, sink_values, source_config
 
 MakeHerder = Callable[..., StandaloneHerder]
 
@@ -31,14 +31,6 @@ class RecordingStatus(MemoryStatusStore):
     def put_task(self, name: str, task_id: int, record: StateRecord) -> None:
         self.history.append((name, task_id, record.state, record.trace))
         super().put_task(name, task_id, record)
-
-
-def source_config(topic: str, count: int = 100, **extra: str) -> dict[str, str]:
-    return {"connector.class": "SequenceSource", "topic": topic, "count": str(count), **extra}
-
-
-def sink_config(topic: str, **extra: str) -> dict[str, str]:
-    return {"connector.class": "MemorySink", "topics": topic, **extra}
 
 
 def test_records_flow_and_offsets_are_stored(

@@ -9,20 +9,18 @@ from connect_worker.states import State, TargetState
 from harness.wait import wait_for
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state
-from tests.integration.connect.plugins import sink_values
+from tests.integration.connect.plugins import sink_config, sink_values, source_config
 
 MakeHerder = Callable[..., StandaloneHerder]
-
-
-def source(topic: str, count: int) -> dict[str, str]:
-    return {"connector.class": "SequenceSource", "topic": topic, "count": str(count)}
 
 
 def test_topics_regex_reads_every_matching_topic(make_herder: MakeHerder, topic_name: str) -> None:
     herder = make_herder()
     for suffix in ("a", "b"):
         herder.put_connector_config(
-            f"{topic_name}-src-{suffix}", source(f"{topic_name}-{suffix}", 10), allow_replace=False
+            f"{topic_name}-src-{suffix}",
+            source_config(f"{topic_name}-{suffix}", 10),
+            allow_replace=False,
         )
     for suffix in ("a", "b"):
         wait_for(
@@ -45,15 +43,13 @@ def test_a_paused_sink_takes_nothing_until_resumed(
 ) -> None:
     herder = make_herder()
     src, sink = f"{topic_name}-src", f"{topic_name}-sink"
-    herder.put_connector_config(
-        sink, {"connector.class": "MemorySink", "topics": topic_name}, allow_replace=False
-    )
-    herder.put_connector_config(src, source(topic_name, 10), allow_replace=False)
+    herder.put_connector_config(sink, sink_config(topic_name), allow_replace=False)
+    herder.put_connector_config(src, source_config(topic_name, 10), allow_replace=False)
     wait_for(lambda: len(sink_values(sink)) >= 10, "the first records")
     herder.set_target_state(sink, TargetState.PAUSED)
     assert task_state(herder, sink) is State.PAUSED
     puts_before = len(plugins.SINKS[sink].puts)
-    herder.put_connector_config(src, source(topic_name, 30), allow_replace=True)
+    herder.put_connector_config(src, source_config(topic_name, 30), allow_replace=True)
     wait_for(
         lambda: herder.connector_offsets(src)[0]["offset"]["n"] == 30, "the source to write more"
     )
@@ -66,11 +62,11 @@ def test_a_paused_sink_takes_nothing_until_resumed(
 def test_a_sink_may_seek_through_its_context(make_herder: MakeHerder, topic_name: str) -> None:
     herder = make_herder()
     src, sink = f"{topic_name}-src", f"{topic_name}-sink"
-    herder.put_connector_config(src, source(topic_name, 10), allow_replace=False)
+    herder.put_connector_config(src, source_config(topic_name, 10), allow_replace=False)
     wait_for(lambda: herder.connector_offsets(src), "the source")
     herder.put_connector_config(
         sink,
-        {"connector.class": "MemorySink", "topics": topic_name, "seek.on.open": "7"},
+        sink_config(topic_name, **{"seek.on.open": "7"}),
         allow_replace=False,
     )
     wait_for(lambda: len(sink_values(sink)) >= 3, "records from offset 7")

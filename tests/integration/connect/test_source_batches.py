@@ -16,7 +16,7 @@ from harness.wait import wait_for
 from log_engine.client import SyncConsumer, TopicPartition
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import source_runner
-from tests.integration.connect.plugins import sink_values
+from tests.integration.connect.plugins import sink_config, sink_values
 
 MakeHerder = Callable[..., StandaloneHerder]
 
@@ -26,9 +26,7 @@ def test_commit_record_sees_every_record_in_order_and_offsets_follow(
 ) -> None:
     herder = make_herder()
     src, sink = f"{topic_name}-src", f"{topic_name}-sink"
-    herder.put_connector_config(
-        sink, {"connector.class": "MemorySink", "topics": topic_name}, allow_replace=False
-    )
+    herder.put_connector_config(sink, sink_config(topic_name), allow_replace=False)
     herder.put_connector_config(
         src,
         {"connector.class": "AckingSequenceSource", "topic": topic_name, "count": "3000",
