@@ -14,6 +14,7 @@ from connect_worker.states import State, TargetState
 from harness.broker_process import BrokerProcess
 from harness.postgres import PostgresServer
 from harness.wait import wait_for
+from tests.integration.spark.topics import LogTopic
 
 pytestmark = pytest.mark.slow
 
@@ -35,39 +36,24 @@ def sink_config(broker: BrokerProcess, topic: str, tmp_path: Path, **extra: str)
 
 @dataclass
 class SinkCase:
-    """One test's topic on the session broker, its herder, and SparkSink configs for both."""
+    """One test's herder, and SparkSink configs reading its topic and writing under tmp_path."""
 
     broker: BrokerProcess
-    topic: str
+    topic: LogTopic
     herder: StandaloneHerder
     tmp_path: Path
-    make_topic_: Callable[..., None]
-    produce_: Callable[..., None]
 
     @property
     def out(self) -> Path:
         return self.tmp_path / "out"
 
-    def make_topic(self, partitions: int = 1) -> None:
-        self.make_topic_(self.topic, partitions)
-
-    def produce(self, values: list[Any], **kw: Any) -> None:
-        self.produce_(self.topic, values, **kw)
-
     def config(self, **extra: str) -> dict[str, str]:
-        return sink_config(self.broker, self.topic, self.tmp_path, **extra)
+        return sink_config(self.broker, self.topic.name, self.tmp_path, **extra)
 
 
 @pytest.fixture
-def sink(
-    broker: BrokerProcess,
-    topic_name: str,
-    make_topic: Callable,
-    produce: Callable,
-    make_herder: Callable,
-    tmp_path: Path,
-) -> SinkCase:
-    return SinkCase(broker, topic_name, make_herder(), tmp_path, make_topic, produce)
+def sink(broker: BrokerProcess, topic: LogTopic, make_herder: Callable, tmp_path: Path) -> SinkCase:
+    return SinkCase(broker, topic, make_herder(), tmp_path)
 
 
 def task(herder: StandaloneHerder, name: str) -> Any:
@@ -87,11 +73,13 @@ def failed(herder: StandaloneHerder, name: str) -> str | None:
     return status.trace if status is not None and status.state is State.FAILED else None
 
 
-def test_json_values_to_partitioned_parquet_with_sql_over_records(spark, sink: SinkCase) -> None:
-    sink.make_topic(2)
+def test_json_values_to_partitioned_parquet_with_sql_over_records(
+    spark, topic: LogTopic, sink: SinkCase
+) -> None:
+    topic.create(2)
     rows = [{"id": i, "name": f"n{i}", "kind": "even" if i % 2 == 0 else "odd"} for i in range(40)]
-    sink.produce(rows[:25], partition=0)
-    sink.produce(rows[25:], partition=1)
+    topic.produce(rows[:25], partition=0)
+    topic.produce(rows[25:], partition=1)
     herder = sink.herder
     config = sink.config(
         **{
@@ -114,16 +102,18 @@ def test_json_values_to_partitioned_parquet_with_sql_over_records(spark, sink: S
     assert task(herder, "spark-parquet").state is State.RUNNING
 
 
-def test_inferred_schema_and_restart_from_the_checkpoint(spark, sink: SinkCase) -> None:
-    sink.make_topic()
-    sink.produce([{"id": i, "score": i / 2} for i in range(10)])
+def test_inferred_schema_and_restart_from_the_checkpoint(
+    spark, topic: LogTopic, sink: SinkCase
+) -> None:
+    topic.create()
+    topic.produce([{"id": i, "score": i / 2} for i in range(10)])
     herder = sink.herder
     config = sink.config(**{"output.format": "json"})
     herder.put_connector_config("spark-json", config, allow_replace=False)
     wait_for(lambda: finished(herder, "spark-json"), "the first run", WAIT_S)
     herder.delete_connector("spark-json")
 
-    sink.produce([{"id": i, "score": i / 2} for i in range(10, 15)])
+    topic.produce([{"id": i, "score": i / 2} for i in range(10, 15)])
     herder.put_connector_config("spark-json", config, allow_replace=False)
     wait_for(lambda: finished(herder, "spark-json"), "the second run", WAIT_S)
     out = spark.read.json(str(sink.out)).collect()
@@ -132,14 +122,15 @@ def test_inferred_schema_and_restart_from_the_checkpoint(spark, sink: SinkCase) 
 
 def test_jdbc_output_appends_to_a_postgres_table(
     spark,
+    topic: LogTopic,
     sink: SinkCase,
     postgres: PostgresServer,
     pg_database: str,
 ) -> None:
     from harness.postgres import PASSWORD, PASSWORD_USER
 
-    sink.make_topic()
-    sink.produce([{"id": i, "name": f"n{i}"} for i in range(12)])
+    topic.create()
+    topic.produce([{"id": i, "name": f"n{i}"} for i in range(12)])
     with postgres.connect(pg_database) as conn:
         conn.execute("CREATE TABLE people (id INT PRIMARY KEY, name TEXT)")
     herder = sink.herder
@@ -173,10 +164,10 @@ def test_unknown_output_format_is_refused_naming_the_key(sink: SinkCase) -> None
 
 
 def test_bad_ddl_and_bad_sql_fail_the_task_and_a_fixed_config_loses_nothing(
-    spark, sink: SinkCase
+    spark, topic: LogTopic, sink: SinkCase
 ) -> None:
-    sink.make_topic()
-    sink.produce([{"id": i} for i in range(6)])
+    topic.create()
+    topic.produce([{"id": i} for i in range(6)])
     herder = sink.herder
     bad_ddl = sink.config(**{"value.schema": "id INTEGR,,"})
     herder.put_connector_config("spark-bad", bad_ddl, allow_replace=False)
@@ -206,11 +197,12 @@ def test_bad_ddl_and_bad_sql_fail_the_task_and_a_fixed_config_loses_nothing(
 
 def test_a_query_failing_at_run_time_fails_the_task_with_the_spark_trace(
     spark,
+    topic: LogTopic,
     sink: SinkCase,
     postgres: PostgresServer,
 ) -> None:
-    sink.make_topic()
-    sink.produce([{"id": 1}])
+    topic.create()
+    topic.produce([{"id": 1}])
     herder = sink.herder
     config = sink.config(
         **{
@@ -229,10 +221,10 @@ def test_a_query_failing_at_run_time_fails_the_task_with_the_spark_trace(
 
 
 def test_pause_stops_the_query_and_resume_continues_from_the_checkpoint(
-    spark, sink: SinkCase
+    spark, topic: LogTopic, sink: SinkCase
 ) -> None:
-    sink.make_topic()
-    sink.produce([{"id": i} for i in range(10)])
+    topic.create()
+    topic.produce([{"id": i} for i in range(10)])
     herder = sink.herder
     config = sink.config(**{"value.schema": "id INT"})
     del config["trigger.available.now"]
@@ -250,7 +242,7 @@ def test_pause_stops_the_query_and_resume_continues_from_the_checkpoint(
     wait_for(lambda: task(herder, "spark-pause").details.get("query") == "PAUSED", "PAUSED", WAIT_S)
     assert not [q for q in spark.streams.active if q.name.startswith("spark-pause")]
 
-    sink.produce([{"id": i} for i in range(10, 20)])
+    topic.produce([{"id": i} for i in range(10, 20)])
     herder.set_target_state("spark-pause", TargetState.RUNNING)
     wait_for(lambda: written() == list(range(20)), "every record once after the resume", WAIT_S)
     assert task(herder, "spark-pause").details.get("query") == "RUNNING"
