@@ -17,11 +17,16 @@ from __future__ import annotations
 
 import datetime as dt
 from binascii import a2b_base64
-from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from connect_worker.converters.json_encoders import Convert, Fallback, Plan, struct_converter
+from connect_worker.converters.json_encoders import (
+    Convert,
+    Fallback,
+    KindPlan,
+    Plan,
+    struct_converter,
+)
 from connect_worker.converters.json_values import (
     DATE,
     DECIMAL,
@@ -54,13 +59,10 @@ def compile_decoder(schema: Schema) -> Convert:
 
 def decoder_plan(schema: Schema) -> Plan:
     """The fast-path plan for parsed JSON of ``schema``."""
-    return Plan.for_schema(schema, _kind_plan)
+    return Plan.for_schema(schema, _kind_plan, _LOGICAL)
 
 
 def _kind_plan(schema: Schema) -> tuple[frozenset[type], Convert | None]:
-    logical = _LOGICAL.get(schema.name) if schema.name is not None else None
-    if logical is not None:
-        return logical(schema)
     kind = schema.type
     plain = _PLAIN.get(kind)
     if plain is not None:
@@ -161,7 +163,7 @@ def _timestamp(schema: Schema) -> tuple[frozenset[type], Convert | None]:
     return frozenset({int}), decode
 
 
-_LOGICAL: dict[str, Callable[[Schema], tuple[frozenset[type], Convert | None]]] = {
+_LOGICAL: dict[str, KindPlan] = {
     DECIMAL: _decimal,
     DATE: _date,
     TIME: _time,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import datetime as dt
 from binascii import b2a_base64
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -36,6 +36,8 @@ from connect_worker.converters.json_values import (
 from connectors.api import DataError, Schema, SchemaType
 
 Convert = Callable[[Any], Any]
+KindPlan = Callable[[Schema], tuple[frozenset[type], Convert | None]]
+"""A schema node -> (the exact Python types the fast path takes there, their conversion)."""
 _NONE = type(None)
 _BYTES_TYPES = frozenset({bytes, bytearray, memoryview})
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -62,10 +64,12 @@ class Plan:
 
     @classmethod
     def for_schema(
-        cls, schema: Schema, kind_plan: Callable[[Schema], tuple[frozenset[type], Convert | None]]
+        cls, schema: Schema, kind_plan: KindPlan, logical: Mapping[str, KindPlan]
     ) -> Plan:
-        """``kind_plan``'s types and conversion, plus None where the schema allows a null."""
-        allowed, convert = kind_plan(schema)
+        """The types and conversion of the schema's logical type in ``logical``, or else
+        ``kind_plan``'s; plus None where the schema allows a null."""
+        plan = logical.get(schema.name) if schema.name is not None else None
+        allowed, convert = (plan or kind_plan)(schema)
         if schema.optional and schema.default is None:
             allowed = allowed | {_NONE}
         return cls(frozenset(allowed), convert)
@@ -90,13 +94,10 @@ def compile_encoder(schema: Schema) -> Convert:
 
 def encoder_plan(schema: Schema) -> Plan:
     """The fast-path plan for values of ``schema``."""
-    return Plan.for_schema(schema, _kind_plan)
+    return Plan.for_schema(schema, _kind_plan, _LOGICAL)
 
 
 def _kind_plan(schema: Schema) -> tuple[frozenset[type], Convert | None]:
-    logical = _LOGICAL.get(schema.name) if schema.name is not None else None
-    if logical is not None:
-        return logical(schema)
     kind = schema.type
     if kind is SchemaType.STRING:
         return frozenset({str}), None
@@ -267,7 +268,7 @@ def _timestamp(schema: Schema) -> tuple[frozenset[type], Convert | None]:
     return frozenset({dt.datetime, int}), convert
 
 
-_LOGICAL: dict[str, Callable[[Schema], tuple[frozenset[type], Convert | None]]] = {
+_LOGICAL: dict[str, KindPlan] = {
     DECIMAL: _decimal,
     DATE: _date,
     TIME: _time,

@@ -62,19 +62,26 @@ def to_json_value(schema: Schema, value: Any) -> Any:
         logical = _LOGICAL_TO_JSON.get(schema.name)
         if logical is not None:
             return logical(schema, value)
-    kind = schema.type
-    if kind is SchemaType.STRING:
-        if type(value) is not str:
-            raise _mismatch(schema, value)
-        return value
-    if kind in _INT_BOUNDS:
-        if type(value) is not int:
-            raise _mismatch(schema, value)
-        bound = _INT_BOUNDS[kind]
-        if not -bound <= value < bound:
-            raise DataError(f"{value} does not fit in {kind.value}")
-        return value
-    return _TO_JSON[kind](schema, value)
+    return _TO_JSON[schema.type](schema, value)
+
+
+def _string(schema: Schema, value: Any) -> Any:
+    if type(value) is not str:
+        raise _mismatch(schema, value)
+    return value
+
+
+def _integer(schema: Schema, value: Any) -> Any:
+    if type(value) is not int:
+        raise _mismatch(schema, value)
+    return value
+
+
+def _integer_in_bounds(schema: Schema, value: Any) -> Any:
+    bound = _INT_BOUNDS[schema.type]
+    if not -bound <= _integer(schema, value) < bound:
+        raise DataError(f"{value} does not fit in {schema.type.value}")
+    return value
 
 
 def _float(schema: Schema, value: Any) -> Any:
@@ -120,6 +127,8 @@ def _struct(schema: Schema, value: Any) -> Any:
 
 
 _TO_JSON: dict[SchemaType, Callable[[Schema, Any], Any]] = {
+    SchemaType.STRING: _string,
+    **dict.fromkeys(_INT_BOUNDS, _integer_in_bounds),
     SchemaType.FLOAT32: _float,
     SchemaType.FLOAT64: _float,
     SchemaType.BOOLEAN: _boolean,
@@ -225,16 +234,7 @@ def from_json_value(schema: Schema, value: Any) -> Any:
         logical = _LOGICAL_FROM_JSON.get(schema.name)
         if logical is not None:
             return logical(schema, value)
-    kind = schema.type
-    if kind is SchemaType.STRING:
-        if type(value) is not str:
-            raise _mismatch(schema, value)
-        return value
-    if kind in _INT_BOUNDS:
-        if type(value) is not int:
-            raise _mismatch(schema, value)
-        return value
-    return _FROM_JSON[kind](schema, value)
+    return _FROM_JSON[schema.type](schema, value)
 
 
 def _bytes_from(schema: Schema, value: Any) -> Any:
@@ -271,6 +271,8 @@ def _struct_from(schema: Schema, value: Any) -> Any:
 
 
 _FROM_JSON: dict[SchemaType, Callable[[Schema, Any], Any]] = {
+    SchemaType.STRING: _string,
+    **dict.fromkeys(_INT_BOUNDS, _integer),
     SchemaType.FLOAT32: _float,
     SchemaType.FLOAT64: _float,
     SchemaType.BOOLEAN: _boolean,

@@ -11,6 +11,7 @@ lost connection or a lock timeout is retriable, anything else fails the task.
 
 from __future__ import annotations
 
+import logging
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from typing import Any
 
 from connectors.api import ConnectError, Schema
 from connectors.jdbc.url import DialectName, JdbcUrl
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,3 +193,13 @@ def wrap_error(dialect: Dialect, exc: BaseException, doing: str) -> ConnectError
     message = f"{doing} failed on {dialect.url.describe()}: {type(exc).__name__}: {exc}".strip()
     return kind(message)
 
+
+def close_quietly(conn: Any) -> None:
+    """Close a DB-API connection being given up (after an error, at stop); a failing close
+    is logged, not raised: the connection is gone either way."""
+    if conn is None:
+        return
+    try:
+        conn.close()
+    except Exception:
+        log.debug("closing a JDBC connection failed", exc_info=True)

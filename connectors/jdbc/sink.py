@@ -52,7 +52,7 @@ from connectors.api import (
     TopicPartition,
 )
 from connectors.jdbc.config import JdbcSinkConfig
-from connectors.jdbc.dialect import Dialect, TableId, dialect_for, wrap_error
+from connectors.jdbc.dialect import Dialect, TableId, close_quietly, dialect_for, wrap_error
 from connectors.jdbc.offsets_table import OffsetsTable
 from connectors.jdbc.url import parse_url
 from connectors.jdbc.writer import SinkWriter
@@ -249,11 +249,7 @@ class JdbcSinkTask(SinkTask):
 
     def _close(self) -> None:
         conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:
-                log.debug("closing a JDBC connection failed", exc_info=True)
+        close_quietly(conn)
 
     def stop(self) -> None:
         self._stopping.set()

@@ -51,7 +51,7 @@ from connectors.api import (
     SourceTask,
 )
 from connectors.jdbc.config import TABLE_TYPES, JdbcSourceConfig
-from connectors.jdbc.dialect import Dialect, TableId, dialect_for, wrap_error
+from connectors.jdbc.dialect import Dialect, TableId, close_quietly, dialect_for, wrap_error
 from connectors.jdbc.querier import Querier
 from connectors.jdbc.url import DialectName, parse_url
 
@@ -342,11 +342,7 @@ class JdbcSourceTask(SourceTask):
             self._current.close()
             self._current = None
         conn, self._conn = self._conn, None
-        if conn is not None:
-            try:
-                conn.close()
-            except Exception:
-                log.debug("closing a JDBC connection failed", exc_info=True)
+        close_quietly(conn)
 
     def stop(self) -> None:
         self._stopping.set()

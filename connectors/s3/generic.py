@@ -22,31 +22,17 @@ from typing import Any
 
 from connectors.api import SourceRecord
 from connectors.api.schema import BYTES, STRING
-from connectors.s3.recovery import list_objects
-from connectors.s3.restore import owns
+from connectors.s3.task_share import TaskShare
 
 
 class GenericReader:
     """Reads new objects under a prefix, a line or an object per record."""
 
-    def __init__(
-        self,
-        client: Any,
-        bucket: str,
-        prefix: str,
-        topic: str,
-        unit: str,
-        offset_of: Any,
-        task_index: int = 0,
-        task_count: int = 1,
-    ) -> None:
-        self._client = client
-        self._bucket = bucket
+    def __init__(self, share: TaskShare, prefix: str, topic: str, unit: str) -> None:
+        self._share = share
         self._prefix = prefix
         self._topic = topic
         self._unit = unit
-        self._offset_of = offset_of
-        self._task = (task_index, task_count)
         self._seen: set[str] = set()
         self._queue: deque[tuple[str, int]] = deque()  # (key, lines already sent)
         self._lines: list[bytes] | None = None
@@ -54,18 +40,18 @@ class GenericReader:
         self.objects_read = 0
 
     def refresh(self) -> None:
-        keys = sorted(e["Key"] for e in list_objects(self._client, self._bucket, self._prefix))
+        keys = sorted(e["Key"] for e in self._share.objects(self._prefix))
         for key in keys:
-            if key in self._seen or key.endswith("/") or not owns(key, *self._task):
+            if key in self._seen or key.endswith("/") or not self._share.owns(key):
                 continue
             self._seen.add(key)
-            stored = self._offset_of(self._partition(key))
+            stored = self._share.offset_of(self._partition(key))
             if stored and stored.get("done"):
                 continue
             self._queue.append((key, int(stored.get("line", 0)) if stored else 0))
 
     def _partition(self, key: str) -> dict[str, Any]:
-        return {"bucket": self._bucket, "key": key}
+        return {"bucket": self._share.bucket, "key": key}
 
     def read(self, max_records: int) -> list[SourceRecord]:
         records: list[SourceRecord] = []
@@ -77,7 +63,7 @@ class GenericReader:
                 self.objects_read += 1
                 continue
             if self._lines is None:
-                body = self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+                body = self._share.get(key)
                 self._lines = body.splitlines()
             lines = self._lines[sent : sent + max_records - len(records)]
             total = len(self._lines)
@@ -104,7 +90,7 @@ class GenericReader:
         return records
 
     def _whole(self, key: str) -> SourceRecord:
-        body = self._client.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+        body = self._share.get(key)
         return SourceRecord(
             topic=self._topic,
             key=key,

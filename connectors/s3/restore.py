@@ -19,7 +19,6 @@ values only): restored records carry the value alone.
 
 from __future__ import annotations
 
-import zlib
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,12 +27,7 @@ from connectors.api import SourceRecord
 from connectors.api.schema import BYTES
 from connectors.s3.formats import ObjectFormat
 from connectors.s3.naming import ObjectName, parse_key
-from connectors.s3.recovery import list_objects
-
-
-def owns(stream: str, task_index: int, task_count: int) -> bool:
-    """Whether a stream (a Kafka partition, an object) is this task's, by a stable hash."""
-    return zlib.crc32(stream.encode()) % task_count == task_index
+from connectors.s3.task_share import TaskShare
 
 
 @dataclass(slots=True)
@@ -50,23 +44,12 @@ class RestoreReader:
     """Turns the sink's objects into SourceRecords, partition by partition."""
 
     def __init__(
-        self,
-        client: Any,
-        bucket: str,
-        topics_dir: str,
-        topics: list[str],
-        fmt: ObjectFormat,
-        offset_of: Any,
-        task_index: int = 0,
-        task_count: int = 1,
+        self, share: TaskShare, topics_dir: str, topics: list[str], fmt: ObjectFormat
     ) -> None:
-        self._client = client
-        self._bucket = bucket
+        self._share = share
         self._topics_dir = topics_dir
         self._topics = topics
         self._format = fmt
-        self._offset_of = offset_of  # partition dict -> offset dict | None
-        self._task = (task_index, task_count)
         self._streams: dict[tuple[str, int], _Stream] = {}
         self._queued: set[str] = set()
         self.records_read = 0
@@ -81,7 +64,7 @@ class RestoreReader:
         """List the bucket; queue the objects not read yet."""
         found: list[ObjectName] = []
         for prefix in self._prefixes():
-            for entry in list_objects(self._client, self._bucket, prefix):
+            for entry in self._share.objects(prefix):
                 name = parse_key(entry["Key"])
                 if name is not None and name.extension == self._format.extension:
                     found.append(name)
@@ -99,10 +82,10 @@ class RestoreReader:
         key = (topic, partition)
         stream = self._streams.get(key)
         if stream is None:
-            if not owns(f"{topic}-{partition}", *self._task):
+            if not self._share.owns(f"{topic}-{partition}"):
                 return None
             stream = _Stream(topic, partition)
-            stored = self._offset_of(self._source_partition(topic, partition))
+            stored = self._share.offset_of(self._source_partition(topic, partition))
             if stored:
                 stream.next_start = int(stored["start"])
                 stream.skip = int(stored["index"])
@@ -110,7 +93,7 @@ class RestoreReader:
         return stream
 
     def _source_partition(self, topic: str, partition: int) -> dict[str, Any]:
-        return {"bucket": self._bucket, "topic": topic, "partition": partition}
+        return {"bucket": self._share.bucket, "topic": topic, "partition": partition}
 
     def read(self, max_records: int) -> list[SourceRecord]:
         """Up to ``max_records`` records: the next object of each stream in turn."""
@@ -123,7 +106,7 @@ class RestoreReader:
     def _read_object(self, stream: _Stream, limit: int) -> list[SourceRecord]:
         name = stream.queue[0]
         if stream.values is None:
-            body = self._client.get_object(Bucket=self._bucket, Key=name.key)["Body"].read()
+            body = self._share.get(name.key)
             try:
                 stream.values = self._format.decode(body)
             except ValueError as exc:

@@ -36,6 +36,7 @@ from connectors.s3.config import S3SourceConfig
 from connectors.s3.formats import make_format
 from connectors.s3.generic import GenericReader
 from connectors.s3.restore import RestoreReader
+from connectors.s3.task_share import TaskShare
 
 TASK_INDEX = "s3.task.index"
 TASK_COUNT = "s3.task.count"
@@ -91,29 +92,12 @@ class S3SourceTask(SourceTask):
         if problems:
             raise ConnectError("; ".join(problems))
         index, count = int(props.get(TASK_INDEX, "0")), int(props.get(TASK_COUNT, "1"))
+        share = TaskShare(client, config.s3_bucket_name, self._stored_offset, index, count)
         if config.mode == "restore":
             fmt = make_format(config.format_class, bytearray_separator=config.separator_bytes())
-            self._reader = RestoreReader(
-                client,
-                config.s3_bucket_name,
-                config.topics_dir,
-                config.restore_topics,
-                fmt,
-                self._stored_offset,
-                index,
-                count,
-            )
+            self._reader = RestoreReader(share, config.topics_dir, config.restore_topics, fmt)
         else:
-            self._reader = GenericReader(
-                client,
-                config.s3_bucket_name,
-                config.s3_prefix,
-                config.topic,
-                config.record_unit,
-                self._stored_offset,
-                index,
-                count,
-            )
+            self._reader = GenericReader(share, config.s3_prefix, config.topic, config.record_unit)
 
     def _stored_offset(self, partition: dict[str, Any]) -> dict[str, Any] | None:
         if self.context is None:

@@ -19,8 +19,8 @@ are tuples, topic ids ``uuid.UUID``.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from dataclasses import dataclass, fields
+from typing import Any, ClassVar, Self
 
 from log_engine.errors import EncodeError, MetadataRecordError, ProtocolDecodeError
 from log_engine.metadata.schemas import (
@@ -51,6 +51,36 @@ FENCE, FENCING_NONE, UNFENCE = 1, 0, -1
 """``BrokerRegistrationChangeRecord.fenced`` values."""
 
 # ---- the Python side -------------------------------------------------------------
+
+
+class _BodyRecord:
+    """A record whose wire body is its dataclass fields, one key each.
+
+    The key is the field's name unless ``WIRE_NAMES`` renames it; tuples travel
+    as lists. A record with a nested body (RegisterBrokerRecord) writes its own
+    ``to_body``/``from_body``.
+    """
+
+    __slots__ = ()
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+    WIRE_NAMES: ClassVar[dict[str, str]] = {}
+
+    def to_body(self) -> dict[str, Any]:
+        body = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            body[self.WIRE_NAMES.get(field.name, field.name)] = (
+                list(value) if isinstance(value, tuple) else value
+            )
+        return body
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> Self:
+        values = {}
+        for field in fields(cls):
+            value = body[cls.WIRE_NAMES.get(field.name, field.name)]
+            values[field.name] = tuple(value) if isinstance(value, list) else value
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +147,7 @@ class RegisterBrokerRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class UnregisterBrokerRecord:
+class UnregisterBrokerRecord(_BodyRecord):
     """A broker's registration is removed."""
 
     MESSAGE: ClassVar[Message] = UNREGISTER_BROKER
@@ -126,52 +156,34 @@ class UnregisterBrokerRecord:
     broker_id: int
     broker_epoch: int
 
-    def to_body(self) -> dict[str, Any]:
-        return {"broker_id": self.broker_id, "broker_epoch": self.broker_epoch}
 
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> UnregisterBrokerRecord:
-        return cls(body["broker_id"], body["broker_epoch"])
+@dataclass(frozen=True, slots=True)
+class _BrokerFencingRecord(_BodyRecord):
+    """The body Fence- and UnfenceBrokerRecord share (Kafka names it ``id``, ``epoch``)."""
+
+    WRITE_VERSION: ClassVar[int] = 0
+    WIRE_NAMES: ClassVar[dict[str, str]] = {"broker_id": "id", "broker_epoch": "epoch"}
+
+    broker_id: int
+    broker_epoch: int
 
 
 @dataclass(frozen=True, slots=True)
-class FenceBrokerRecord:
+class FenceBrokerRecord(_BrokerFencingRecord):
     """The broker (at that epoch) is fenced: it may not lead nor join an ISR."""
 
     MESSAGE: ClassVar[Message] = FENCE_BROKER
-    WRITE_VERSION: ClassVar[int] = 0
-
-    broker_id: int
-    broker_epoch: int
-
-    def to_body(self) -> dict[str, Any]:
-        return {"id": self.broker_id, "epoch": self.broker_epoch}
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> FenceBrokerRecord:
-        return cls(body["id"], body["epoch"])
 
 
 @dataclass(frozen=True, slots=True)
-class UnfenceBrokerRecord:
+class UnfenceBrokerRecord(_BrokerFencingRecord):
     """The broker (at that epoch) caught up and is unfenced."""
 
     MESSAGE: ClassVar[Message] = UNFENCE_BROKER
-    WRITE_VERSION: ClassVar[int] = 0
-
-    broker_id: int
-    broker_epoch: int
-
-    def to_body(self) -> dict[str, Any]:
-        return {"id": self.broker_id, "epoch": self.broker_epoch}
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> UnfenceBrokerRecord:
-        return cls(body["id"], body["epoch"])
 
 
 @dataclass(frozen=True, slots=True)
-class BrokerRegistrationChangeRecord:
+class BrokerRegistrationChangeRecord(_BodyRecord):
     """A change of a registration's flags: ``fenced`` is FENCE, UNFENCE or FENCING_NONE."""
 
     MESSAGE: ClassVar[Message] = BROKER_REGISTRATION_CHANGE
@@ -182,23 +194,9 @@ class BrokerRegistrationChangeRecord:
     fenced: int = FENCING_NONE
     in_controlled_shutdown: int = 0
 
-    def to_body(self) -> dict[str, Any]:
-        return {
-            "broker_id": self.broker_id,
-            "broker_epoch": self.broker_epoch,
-            "fenced": self.fenced,
-            "in_controlled_shutdown": self.in_controlled_shutdown,
-        }
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> BrokerRegistrationChangeRecord:
-        return cls(
-            body["broker_id"], body["broker_epoch"], body["fenced"], body["in_controlled_shutdown"]
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class TopicRecord:
+class TopicRecord(_BodyRecord):
     """A topic is created with a name and an id (its partitions follow)."""
 
     MESSAGE: ClassVar[Message] = TOPIC
@@ -207,16 +205,9 @@ class TopicRecord:
     name: str
     topic_id: uuid.UUID
 
-    def to_body(self) -> dict[str, Any]:
-        return {"name": self.name, "topic_id": self.topic_id}
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> TopicRecord:
-        return cls(body["name"], body["topic_id"])
-
 
 @dataclass(frozen=True, slots=True)
-class PartitionRecord:
+class PartitionRecord(_BodyRecord):
     """A partition's whole state (on creation, and in snapshots)."""
 
     MESSAGE: ClassVar[Message] = PARTITION
@@ -232,36 +223,9 @@ class PartitionRecord:
     removing_replicas: tuple[int, ...] = ()
     adding_replicas: tuple[int, ...] = ()
 
-    def to_body(self) -> dict[str, Any]:
-        return {
-            "partition_id": self.partition_id,
-            "topic_id": self.topic_id,
-            "replicas": list(self.replicas),
-            "isr": list(self.isr),
-            "removing_replicas": list(self.removing_replicas),
-            "adding_replicas": list(self.adding_replicas),
-            "leader": self.leader,
-            "leader_epoch": self.leader_epoch,
-            "partition_epoch": self.partition_epoch,
-        }
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> PartitionRecord:
-        return cls(
-            body["topic_id"],
-            body["partition_id"],
-            tuple(body["replicas"]),
-            tuple(body["isr"]),
-            body["leader"],
-            body["leader_epoch"],
-            body["partition_epoch"],
-            tuple(body["removing_replicas"]),
-            tuple(body["adding_replicas"]),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class PartitionChangeRecord:
+class PartitionChangeRecord(_BodyRecord):
     """A change of one partition: ``None`` / NO_LEADER_CHANGE for what stays.
 
     Applying it bumps the partition epoch, and the leader epoch when ``leader``
@@ -277,29 +241,9 @@ class PartitionChangeRecord:
     leader: int = NO_LEADER_CHANGE
     replicas: tuple[int, ...] | None = None
 
-    def to_body(self) -> dict[str, Any]:
-        return {
-            "partition_id": self.partition_id,
-            "topic_id": self.topic_id,
-            "isr": None if self.isr is None else list(self.isr),
-            "leader": self.leader,
-            "replicas": None if self.replicas is None else list(self.replicas),
-        }
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> PartitionChangeRecord:
-        isr, replicas = body["isr"], body["replicas"]
-        return cls(
-            body["topic_id"],
-            body["partition_id"],
-            None if isr is None else tuple(isr),
-            body["leader"],
-            None if replicas is None else tuple(replicas),
-        )
-
 
 @dataclass(frozen=True, slots=True)
-class RemoveTopicRecord:
+class RemoveTopicRecord(_BodyRecord):
     """A topic and its partitions and configs are deleted."""
 
     MESSAGE: ClassVar[Message] = REMOVE_TOPIC
@@ -307,16 +251,9 @@ class RemoveTopicRecord:
 
     topic_id: uuid.UUID
 
-    def to_body(self) -> dict[str, Any]:
-        return {"topic_id": self.topic_id}
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> RemoveTopicRecord:
-        return cls(body["topic_id"])
-
 
 @dataclass(frozen=True, slots=True)
-class ConfigRecord:
+class ConfigRecord(_BodyRecord):
     """One config key of a resource (topic, broker) set; ``value=None`` removes it."""
 
     MESSAGE: ClassVar[Message] = CONFIG
@@ -327,21 +264,9 @@ class ConfigRecord:
     name: str
     value: str | None
 
-    def to_body(self) -> dict[str, Any]:
-        return {
-            "resource_type": self.resource_type,
-            "resource_name": self.resource_name,
-            "name": self.name,
-            "value": self.value,
-        }
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> ConfigRecord:
-        return cls(body["resource_type"], body["resource_name"], body["name"], body["value"])
-
 
 @dataclass(frozen=True, slots=True)
-class ProducerIdsRecord:
+class ProducerIdsRecord(_BodyRecord):
     """A block of producer ids went to a broker; ``next_producer_id`` is the next block's start."""
 
     MESSAGE: ClassVar[Message] = PRODUCER_IDS
@@ -351,31 +276,13 @@ class ProducerIdsRecord:
     broker_epoch: int
     next_producer_id: int
 
-    def to_body(self) -> dict[str, Any]:
-        return {
-            "broker_id": self.broker_id,
-            "broker_epoch": self.broker_epoch,
-            "next_producer_id": self.next_producer_id,
-        }
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> ProducerIdsRecord:
-        return cls(body["broker_id"], body["broker_epoch"], body["next_producer_id"])
-
 
 @dataclass(frozen=True, slots=True)
-class NoOpRecord:
+class NoOpRecord(_BodyRecord):
     """Changes nothing; a new active controller appends one to learn when it is caught up."""
 
     MESSAGE: ClassVar[Message] = NO_OP
     WRITE_VERSION: ClassVar[int] = 0
-
-    def to_body(self) -> dict[str, Any]:
-        return {}
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> NoOpRecord:
-        return cls()
 
 
 MetadataRecord = (

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from log_engine.protocol.apis.controller_apis import FEATURE_RANGES, LISTENERS
 from log_engine.protocol.schema import Array, Field, Message
-from log_engine.protocol.types import BOOL, INT8, INT16, INT32, INT64, STRING, UINT16, UUID
+from log_engine.protocol.types import BOOL, INT8, INT32, INT64, STRING, UUID
 
 NO_LEADER_CHANGE = -2
 """``PartitionChangeRecord.leader`` when the leader stays (Kafka's -2)."""
@@ -31,27 +32,8 @@ REGISTER_BROKER = Message(
         Field("is_migrating_zk_broker", BOOL, versions=(2, None)),
         Field("incarnation_id", UUID),
         Field("broker_epoch", INT64),
-        Field(
-            "end_points",
-            Array(
-                (
-                    Field("name", STRING),
-                    Field("host", STRING),
-                    Field("port", UINT16),
-                    Field("security_protocol", INT16),
-                )
-            ),
-        ),
-        Field(
-            "features",
-            Array(
-                (
-                    Field("name", STRING),
-                    Field("min_supported_version", INT16),
-                    Field("max_supported_version", INT16),
-                )
-            ),
-        ),
+        Field("end_points", LISTENERS),
+        Field("features", FEATURE_RANGES),
         Field("rack", STRING, nullable=_ALL, default=None),
         Field("fenced", BOOL, default=True),
         Field("in_controlled_shutdown", BOOL, versions=(1, None)),

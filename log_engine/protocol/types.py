@@ -142,12 +142,25 @@ class Reader:
             raise ProtocolDecodeError(f"invalid {what} length {n} at offset {self.pos}")
         return n
 
-    def _utf8(self, n: int) -> str:
+    def _slice(self, n: int) -> memoryview:
+        """The next ``n`` bytes of the frame (zero-copy), the cursor after them."""
         pos = self.skip(n)
+        return self.buf[pos : pos + n]
+
+    def _utf8(self, n: int) -> str:
+        pos = self.pos
         try:
-            return str(self.buf[pos : pos + n], "utf-8")
+            return str(self._slice(n), "utf-8")
         except UnicodeDecodeError as exc:
             raise ProtocolDecodeError(f"invalid UTF-8 in string at offset {pos}") from exc
+
+    def _array_fits(self, n: int, item_size_min: int) -> int:
+        """``n``, refused if the rest of the frame cannot hold that many items."""
+        if n > 0 and n * max(item_size_min, 1) > self.end - self.pos:
+            raise ProtocolDecodeError(
+                f"array of {n} items cannot fit in the {self.end - self.pos} bytes left"
+            )
+        return n
 
     def string(self) -> str:
         return self._utf8(self._length(self.int16(), False, "string"))
@@ -157,33 +170,20 @@ class Reader:
         return None if n == -1 else self._utf8(n)
 
     def bytes_(self) -> bytes:
-        n = self._length(self.int32(), False, "bytes")
-        pos = self.skip(n)
-        return bytes(self.buf[pos : pos + n])
+        return bytes(self._slice(self._length(self.int32(), False, "bytes")))
 
     def nullable_bytes(self) -> bytes | None:
         n = self._length(self.int32(), True, "bytes")
-        if n == -1:
-            return None
-        pos = self.skip(n)
-        return bytes(self.buf[pos : pos + n])
+        return None if n == -1 else bytes(self._slice(n))
 
     def records(self) -> memoryview | None:
         """A records field: a zero-copy slice of the frame, or None."""
         n = self._length(self.int32(), True, "records")
-        if n == -1:
-            return None
-        pos = self.skip(n)
-        return self.buf[pos : pos + n]
+        return None if n == -1 else self._slice(n)
 
     def array_length(self, item_size_min: int, nullable: bool) -> int:
         """An array count (-1 for null), refused if the rest of the frame cannot hold it."""
-        n = self._length(self.int32(), nullable, "array")
-        if n > 0 and n * max(item_size_min, 1) > self.end - self.pos:
-            raise ProtocolDecodeError(
-                f"array of {n} items cannot fit in the {self.end - self.pos} bytes left"
-            )
-        return n
+        return self._array_fits(self._length(self.int32(), nullable, "array"), item_size_min)
 
     # -- flexible versions (compact encodings) -----------------------------------------
 
@@ -232,33 +232,20 @@ class Reader:
         return None if n == -1 else self._utf8(n)
 
     def compact_bytes(self) -> bytes:
-        n = self._compact_length(False, "bytes")
-        pos = self.skip(n)
-        return bytes(self.buf[pos : pos + n])
+        return bytes(self._slice(self._compact_length(False, "bytes")))
 
     def compact_nullable_bytes(self) -> bytes | None:
         n = self._compact_length(True, "bytes")
-        if n == -1:
-            return None
-        pos = self.skip(n)
-        return bytes(self.buf[pos : pos + n])
+        return None if n == -1 else bytes(self._slice(n))
 
     def compact_records(self) -> memoryview | None:
         """A compact records field: a zero-copy slice of the frame, or None."""
         n = self._compact_length(True, "records")
-        if n == -1:
-            return None
-        pos = self.skip(n)
-        return self.buf[pos : pos + n]
+        return None if n == -1 else self._slice(n)
 
     def compact_array_length(self, item_size_min: int, nullable: bool) -> int:
         """A compact array count (-1 for null), refused if the frame cannot hold it."""
-        n = self._compact_length(nullable, "array")
-        if n > 0 and n * max(item_size_min, 1) > self.end - self.pos:
-            raise ProtocolDecodeError(
-                f"array of {n} items cannot fit in the {self.end - self.pos} bytes left"
-            )
-        return n
+        return self._array_fits(self._compact_length(nullable, "array"), item_size_min)
 
     def tagged_fields(self) -> list[tuple[int, memoryview]]:
         """A tagged-field section: ``(tag, data)`` pairs, tags strictly ascending."""
@@ -318,11 +305,7 @@ class Writer:
         self.buf += value.bytes
 
     def string(self, value: str) -> None:
-        if value is None:
-            raise ValueError("null for a non-nullable string")
-        data = value.encode("utf-8")
-        if len(data) > INT16_MAX:
-            raise ValueError(f"string of {len(data)} bytes is longer than {INT16_MAX}")
+        data = _string_bytes(value)
         self.buf += _I16.pack(len(data))
         self.buf += data
 
@@ -349,13 +332,7 @@ class Writer:
         if value is None:
             self.buf += _NULL32
             return
-        if isinstance(value, bytes | bytearray | memoryview):
-            self.buf += _I32.pack(_nbytes(value))
-            self.attach(value)
-            return
-        self.buf += _I32.pack(sum(_piece_size(piece) for piece in value))
-        for piece in value:
-            self.attach(piece)
+        self._pieces(value, _I32.pack)
 
     # -- flexible versions (compact encodings) -----------------------------------------
 
@@ -363,11 +340,7 @@ class Writer:
         self.buf += uvarint_bytes(value)
 
     def compact_string(self, value: str) -> None:
-        if value is None:
-            raise ValueError("null for a non-nullable string")
-        data = value.encode("utf-8")
-        if len(data) > INT16_MAX:  # Kafka's limit for strings in every encoding
-            raise ValueError(f"string of {len(data)} bytes is longer than {INT16_MAX}")
+        data = _string_bytes(value)
         self.buf += uvarint_bytes(len(data) + 1)
         self.buf += data
 
@@ -394,11 +367,19 @@ class Writer:
         if value is None:
             self.buf += b"\x00"
             return
+        self._pieces(value, _compact_length_bytes)
+
+    def _pieces(
+        self,
+        value: bytes | bytearray | memoryview | Sequence[bytes | memoryview | FileSlice],
+        length_bytes: Callable[[int], bytes],
+    ) -> None:
+        """A records payload (one piece or several) after its length as ``length_bytes`` says."""
         if isinstance(value, bytes | bytearray | memoryview):
-            self.buf += uvarint_bytes(_nbytes(value) + 1)
+            self.buf += length_bytes(_nbytes(value))
             self.attach(value)
             return
-        self.buf += uvarint_bytes(sum(_piece_size(piece) for piece in value) + 1)
+        self.buf += length_bytes(sum(_piece_size(piece) for piece in value))
         for piece in value:
             self.attach(piece)
 
@@ -442,6 +423,21 @@ class Writer:
                 raise InvariantViolation("a framed writer starts with its own buffer")
             _I32.pack_into(head, 0, total)
         return [bytes(part) if isinstance(part, bytearray) else part for part in parts]
+
+
+def _string_bytes(value: str) -> bytes:
+    """``value`` as UTF-8, refused if null or longer than Kafka's limit (every encoding)."""
+    if value is None:
+        raise ValueError("null for a non-nullable string")
+    data = value.encode("utf-8")
+    if len(data) > INT16_MAX:
+        raise ValueError(f"string of {len(data)} bytes is longer than {INT16_MAX}")
+    return data
+
+
+def _compact_length_bytes(n: int) -> bytes:
+    """A compact length: the varint of N+1."""
+    return uvarint_bytes(n + 1)
 
 
 def _nbytes(value: bytes | bytearray | memoryview) -> int:

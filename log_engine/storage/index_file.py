@@ -182,10 +182,5 @@ class IndexFile:
             self._fd = -1
 
     def close_and_delete(self) -> None:
-        if self._map is not None:
-            self._map.close()
-            self._map = None
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self.abandon()
         self.path.unlink(missing_ok=True)

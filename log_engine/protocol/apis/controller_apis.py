@@ -24,6 +24,39 @@ from log_engine.protocol.versions import ApiKey
 _THROTTLE = Field("throttle_time_ms", INT32)
 _ERROR = Field("error_code", INT16)
 
+LISTENERS = Array(
+    (
+        Field("name", STRING),
+        Field("host", STRING),
+        Field("port", UINT16),
+        Field("security_protocol", INT16),
+    )
+)
+"""A broker's listeners, as BrokerRegistration and RegisterBrokerRecord carry them."""
+FEATURE_RANGES = Array(
+    (
+        Field("name", STRING),
+        Field("min_supported_version", INT16),
+        Field("max_supported_version", INT16),
+    )
+)
+"""The feature versions a broker supports, as BrokerRegistration and RegisterBrokerRecord say."""
+
+
+def _alter_partition_topics(partition_fields: tuple[Field, ...]) -> Field:
+    """AlterPartition's ``topics`` (by name to v1, by id from v2), request or response."""
+    return Field(
+        "topics",
+        Array(
+            (
+                Field("topic_name", STRING, versions=(0, 1)),
+                Field("topic_id", UUID, versions=(2, None)),
+                Field("partitions", Array(partition_fields)),
+            )
+        ),
+    )
+
+
 BROKER_REGISTRATION_REQUEST = Message(
     "BrokerRegistrationRequest",
     ApiKey.BROKER_REGISTRATION,
@@ -32,27 +65,8 @@ BROKER_REGISTRATION_REQUEST = Message(
         Field("broker_id", INT32),
         Field("cluster_id", STRING),
         Field("incarnation_id", UUID),
-        Field(
-            "listeners",
-            Array(
-                (
-                    Field("name", STRING),
-                    Field("host", STRING),
-                    Field("port", UINT16),
-                    Field("security_protocol", INT16),
-                )
-            ),
-        ),
-        Field(
-            "features",
-            Array(
-                (
-                    Field("name", STRING),
-                    Field("min_supported_version", INT16),
-                    Field("max_supported_version", INT16),
-                )
-            ),
-        ),
+        Field("listeners", LISTENERS),
+        Field("features", FEATURE_RANGES),
         Field("rack", STRING, nullable=ALL_VERSIONS, default=None),
         Field("is_migrating_zk_broker", BOOL, versions=(1, None)),
         Field("log_dirs", Array(UUID), versions=(2, None)),
@@ -103,36 +117,24 @@ ALTER_PARTITION_REQUEST = Message(
     (
         Field("broker_id", INT32),
         Field("broker_epoch", INT64, default=-1),
-        Field(
-            "topics",
-            Array(
-                (
-                    Field("topic_name", STRING, versions=(0, 1)),
-                    Field("topic_id", UUID, versions=(2, None)),
-                    Field(
-                        "partitions",
-                        Array(
-                            (
-                                Field("partition_index", INT32),
-                                Field("leader_epoch", INT32),
-                                Field("new_isr", Array(INT32), versions=(0, 2)),
-                                Field(
-                                    "new_isr_with_epochs",
-                                    Array(
-                                        (
-                                            Field("broker_id", INT32),
-                                            Field("broker_epoch", INT64, default=-1),
-                                        )
-                                    ),
-                                    versions=(3, None),
-                                ),
-                                Field("leader_recovery_state", INT8, versions=(1, None)),
-                                Field("partition_epoch", INT32),
-                            )
-                        ),
+        _alter_partition_topics(
+            (
+                Field("partition_index", INT32),
+                Field("leader_epoch", INT32),
+                Field("new_isr", Array(INT32), versions=(0, 2)),
+                Field(
+                    "new_isr_with_epochs",
+                    Array(
+                        (
+                            Field("broker_id", INT32),
+                            Field("broker_epoch", INT64, default=-1),
+                        )
                     ),
-                )
-            ),
+                    versions=(3, None),
+                ),
+                Field("leader_recovery_state", INT8, versions=(1, None)),
+                Field("partition_epoch", INT32),
+            )
         ),
     ),
     flexible=0,
@@ -144,28 +146,16 @@ ALTER_PARTITION_RESPONSE = Message(
     (
         _THROTTLE,
         _ERROR,
-        Field(
-            "topics",
-            Array(
-                (
-                    Field("topic_name", STRING, versions=(0, 1)),
-                    Field("topic_id", UUID, versions=(2, None)),
-                    Field(
-                        "partitions",
-                        Array(
-                            (
-                                Field("partition_index", INT32),
-                                Field("error_code", INT16),
-                                Field("leader_id", INT32),
-                                Field("leader_epoch", INT32),
-                                Field("isr", Array(INT32)),
-                                Field("leader_recovery_state", INT8, versions=(1, None)),
-                                Field("partition_epoch", INT32),
-                            )
-                        ),
-                    ),
-                )
-            ),
+        _alter_partition_topics(
+            (
+                Field("partition_index", INT32),
+                Field("error_code", INT16),
+                Field("leader_id", INT32),
+                Field("leader_epoch", INT32),
+                Field("isr", Array(INT32)),
+                Field("leader_recovery_state", INT8, versions=(1, None)),
+                Field("partition_epoch", INT32),
+            )
         ),
     ),
     flexible=0,

@@ -11,13 +11,10 @@ others after a wait growing with their rank.
 
 from __future__ import annotations
 
-import random
 from typing import TYPE_CHECKING
 
 from log_engine.errors import ErrorCode
 from log_engine.replication.raft.actions import Output
-from log_engine.replication.raft.config import RaftConfig
-from log_engine.replication.raft.log import RaftLog
 from log_engine.replication.raft.messages import (
     BeginQuorumEpochRequest,
     BeginQuorumEpochResponse,
@@ -26,6 +23,7 @@ from log_engine.replication.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
+from log_engine.replication.raft.node_view import NodeView
 from log_engine.replication.raft.states import (
     Candidate,
     Follower,
@@ -38,32 +36,16 @@ from log_engine.replication.raft.states import (
 from log_engine.replication.raft.types import NodeId
 
 
-class Elections:
+class Elections(NodeView):
     """Election message handling mixed into :class:`~log_engine.replication.raft.node.RaftNode`."""
-
-    config: RaftConfig
-    log: RaftLog
-    state: RoleState
-    now_ms: int
-    rng: random.Random
 
     if TYPE_CHECKING:  # provided by RaftNode
 
-        @property
-        def node_id(self) -> NodeId: ...
-        @property
-        def epoch(self) -> int: ...
-        @property
-        def leader_id(self) -> NodeId | None: ...
-        def _observe_epoch(self, epoch: int, leader_id: NodeId | None, out: Output) -> bool: ...
         def _transition(self, state: RoleState, out: Output) -> None: ...
         def _election_deadline(self) -> int: ...
         def _become_leader(self, out: Output) -> None: ...
         def _become_candidate(self, out: Output) -> None: ...
         def _become_follower(self, epoch: int, leader_id: NodeId, out: Output) -> None: ...
-        def _become_unattached(
-            self, epoch: int, out: Output, voted_for: NodeId | None = None
-        ) -> None: ...
 
     def _on_vote_request(self, request: VoteRequest, out: Output) -> None:
         if request.pre_vote:

@@ -14,54 +14,36 @@ its wait ends.
 
 from __future__ import annotations
 
-import random
 from typing import TYPE_CHECKING
 
 from log_engine.errors import ErrorCode
 from log_engine.invariants import check
 from log_engine.replication.raft.actions import AppendEntries, Output, TruncateLog
-from log_engine.replication.raft.config import RaftConfig
 from log_engine.replication.raft.leader import LeaderState, ParkedFetch
-from log_engine.replication.raft.log import RaftLog
 from log_engine.replication.raft.messages import (
     FetchRequest,
     FetchResponse,
     FetchSnapshotRequest,
     FetchSnapshotResponse,
 )
+from log_engine.replication.raft.node_view import NodeView
 from log_engine.replication.raft.states import (
     Follower,
     Leading,
-    RoleState,
     SnapshotDownload,
 )
-from log_engine.replication.raft.types import NodeId, Snapshot
+from log_engine.replication.raft.types import Entry, NodeId, OffsetAndEpoch, Snapshot
 
 
-class Replication:
+class Replication(NodeView):
     """Fetch handling mixed into :class:`~log_engine.replication.raft.node.RaftNode`."""
 
-    config: RaftConfig
-    log: RaftLog
-    state: RoleState
     snapshot: Snapshot | None
     high_watermark: int
-    now_ms: int
-    rng: random.Random
 
     if TYPE_CHECKING:  # provided by RaftNode
 
-        @property
-        def node_id(self) -> NodeId: ...
-        @property
-        def epoch(self) -> int: ...
-        @property
-        def leader_id(self) -> NodeId | None: ...
-        def _observe_epoch(self, epoch: int, leader_id: NodeId | None, out: Output) -> bool: ...
         def _stand_for_election(self, out: Output) -> None: ...
-        def _become_unattached(
-            self, epoch: int, out: Output, voted_for: NodeId | None = None
-        ) -> None: ...
         def _leader_update_high_watermark(self, leader: LeaderState, out: Output) -> bool: ...
         def _advance_high_watermark(self, offset: int, out: Output) -> None: ...
         def _install_snapshot(self, snapshot: Snapshot, out: Output) -> None: ...
@@ -208,21 +190,12 @@ class Replication:
         self, leader: LeaderState, request: FetchRequest, out: Output, may_park: bool
     ) -> None:
         validation = self.log.validate_fetch(request.fetch_offset, request.last_fetched_epoch)
-        respond = FetchResponse(
-            self.node_id,
-            request.sender,
-            ErrorCode.NONE,
-            self.epoch,
-            self.node_id,
-            request.fetch_offset,
-            high_watermark=self.high_watermark,
-            log_start_offset=self.log.start_offset,
-            diverging_epoch=validation.diverging,
-            snapshot_id=validation.snapshot_id,
-        )
         if not validation.valid:
             leader.touch(request.sender, self.now_ms)
-            out.messages.append(respond)
+            answer = self._leader_fetch_response(
+                request, diverging_epoch=validation.diverging, snapshot_id=validation.snapshot_id
+            )
+            out.messages.append(answer)
             return
         leader.update_replica(request.sender, request.fetch_offset, self.now_ms)
         moved = self._leader_update_high_watermark(leader, out)
@@ -236,18 +209,28 @@ class Replication:
         if may_park and not entries and not moved and wait_ms > 0:
             leader.parked[request.sender] = ParkedFetch(request, self.now_ms + wait_ms)
             return
-        out.messages.append(
-            FetchResponse(
-                self.node_id,
-                request.sender,
-                ErrorCode.NONE,
-                self.epoch,
-                self.node_id,
-                request.fetch_offset,
-                high_watermark=self.high_watermark,
-                log_start_offset=self.log.start_offset,
-                entries=entries,
-            )
+        out.messages.append(self._leader_fetch_response(request, entries=entries))
+
+    def _leader_fetch_response(
+        self,
+        request: FetchRequest,
+        entries: tuple[Entry, ...] = (),
+        diverging_epoch: OffsetAndEpoch | None = None,
+        snapshot_id: OffsetAndEpoch | None = None,
+    ) -> FetchResponse:
+        """The leader's answer to ``request``, with its high watermark and log start."""
+        return FetchResponse(
+            self.node_id,
+            request.sender,
+            ErrorCode.NONE,
+            self.epoch,
+            self.node_id,
+            request.fetch_offset,
+            high_watermark=self.high_watermark,
+            log_start_offset=self.log.start_offset,
+            entries=entries,
+            diverging_epoch=diverging_epoch,
+            snapshot_id=snapshot_id,
         )
 
     def _complete_parked_fetches(self, leader: LeaderState, out: Output) -> None:

@@ -46,6 +46,27 @@ class SinkLog:
 
 
 SINKS: dict[str, SinkLog] = {}
+
+
+def source_config(topic: str, count: int = 100, **extra: str) -> dict[str, str]:
+    """A SequenceSource writing ``count`` values to ``topic``."""
+    return {"connector.class": "SequenceSource", "topic": topic, "count": str(count), **extra}
+
+
+def sink_config(topic: str, **extra: str) -> dict[str, str]:
+    """A MemorySink reading ``topic``."""
+    return {"connector.class": "MemorySink", "topics": topic, **extra}
+
+
+def sink_values(name: str) -> list[Any]:
+    """The values sink connector ``name`` received so far (a copy)."""
+    log = SINKS.get(name)
+    if log is None:
+        return []
+    with log.lock:
+        return list(log.values)
+
+
 SOURCE_FAILURES: dict[str, int] = {}
 SOURCE_COMMITS: dict[str, int] = {}
 

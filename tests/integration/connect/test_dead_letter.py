@@ -12,9 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
 
 import pytest
 
@@ -27,9 +25,11 @@ from connectors.api import DataError, RetriableError, SinkRecord, hookimpl
 from connectors.api.records import ConnectRecord
 from harness.broker_process import BrokerProcess
 from harness.wait import wait_for
-from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import ConsumerRecord, SyncProducer
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state
+from tests.integration.connect.plugins import sink_values
+from tests.support.log_reading import read_all
 from transforms.api import Transformation
 
 MakeHerder = Callable[..., StandaloneHerder]
@@ -81,38 +81,40 @@ class _TestPlugins:
         return [FlakyTransform]
 
 
-def values(name: str) -> list[Any]:
-    log = plugins.SINKS.get(name)
-    if log is None:
-        return []
-    with log.lock:
-        return list(log.values)
-
-
 def produce(broker: BrokerProcess, topic: str, records: list[tuple[bytes, bytes, list]]) -> None:
     with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
         for key, value, headers in records:
             producer.send(topic, value, key, headers or None, 0).result(30)
 
 
-def read_all(broker: BrokerProcess, topic: str, count: int) -> list[ConsumerRecord]:
-    """The first ``count`` records of partition 0 of ``topic`` (waits for them)."""
-    consumer = SyncConsumer(
-        {"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "earliest"}
-    )
-    try:
-        consumer.assign([TopicPartition(topic, 0)])
-        records: list[ConsumerRecord] = []
-        deadline = time.monotonic() + 60
-        while len(records) < count and time.monotonic() < deadline:
-            records.extend(consumer.poll(0.5))
-        return records
-    finally:
-        consumer.close()
-
-
 def topic_exists(herder: StandaloneHerder, topic: str) -> bool:
     return topic in herder._worker.topics.list_topics()
+
+
+def dead_letters_to(dlq: str) -> dict[str, str]:
+    """Tolerate every error; send the failed records, with context headers, to ``dlq``."""
+    return {
+        "errors.tolerance": "all",
+        "errors.deadletterqueue.topic.name": dlq,
+        "errors.deadletterqueue.topic.replication.factor": "1",
+        "errors.deadletterqueue.context.headers.enable": "true",
+    }
+
+
+def context_headers(record: ConsumerRecord) -> dict[str, str]:
+    """A dead letter's headers as text, by name."""
+    return {name: (data or b"").decode() for name, data in record.headers}
+
+
+def sequence_source(topic: str, dlq: str, count: int, bad_every: int) -> dict[str, str]:
+    """SequenceSource writing ``count`` values to ``topic``, every ``bad_every``-th a dict."""
+    return {
+        "connector.class": "SequenceSource",
+        "topic": topic,
+        "count": str(count),
+        "bad.every": str(bad_every),
+        **dead_letters_to(dlq),
+    }
 
 
 def json_sink(topic: str, dlq: str, **extra: str) -> dict[str, str]:
@@ -121,10 +123,7 @@ def json_sink(topic: str, dlq: str, **extra: str) -> dict[str, str]:
         "topics": topic,
         "value.converter": "JsonConverter",
         "value.converter.schemas.enable": "false",
-        "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
+        **dead_letters_to(dlq),
         **extra,
     }
 
@@ -140,13 +139,13 @@ def test_a_poison_record_goes_to_the_dlq_with_context_headers(
     ])
     herder = make_herder()
     herder.put_connector_config(sink, json_sink(topic_name, dlq), allow_replace=False)
-    wait_for(lambda: len(values(sink)) >= 2, "the good records")
+    wait_for(lambda: len(sink_values(sink)) >= 2, "the good records")
     [dead] = read_all(broker, dlq, 1)
-    assert values(sink) == [{"n": 0}, {"n": 2}]
+    assert sink_values(sink) == [{"n": 0}, {"n": 2}]
     assert task_state(herder, sink) is State.RUNNING
 
     assert (dead.key, dead.value) == (b"k1", b"not json {")
-    headers = {name: (data or b"").decode() for name, data in dead.headers}
+    headers = context_headers(dead)
     assert dead.headers[0] == ("trace-id", b"abc")  # the original headers come first
     assert headers[E + "topic"] == topic_name
     assert headers[E + "partition"] == "0"
@@ -169,7 +168,7 @@ def test_without_context_headers_only_the_original_record(
     no_headers = {"errors.deadletterqueue.context.headers.enable": "false"}
     config = json_sink(topic_name, dlq, **no_headers)
     herder.put_connector_config(sink, config, allow_replace=False)
-    wait_for(lambda: values(sink) == [[1]], "the good record")
+    wait_for(lambda: sink_values(sink) == [[1]], "the good record")
     [dead] = read_all(broker, dlq, 1)
     assert (dead.key, dead.value, list(dead.headers)) == (b"k", b"{{", [("h", b"1")])
 
@@ -198,16 +197,13 @@ def test_records_put_refuses_go_to_the_dlq_and_the_rest_is_delivered(
     config = {
         "connector.class": "PickySink",
         "topics": topic_name,
-        "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
+        **dead_letters_to(dlq),
     }
     herder.put_connector_config(sink, config, allow_replace=False)
-    wait_for(lambda: len(values(sink)) >= 2, "the good records")
+    wait_for(lambda: len(sink_values(sink)) >= 2, "the good records")
     [dead] = read_all(broker, dlq, 1)
-    assert sorted(values(sink)) == ["a", "c"]
-    headers = {name: (data or b"").decode() for name, data in dead.headers}
+    assert sorted(sink_values(sink)) == ["a", "c"]
+    headers = context_headers(dead)
     assert dead.value == b"bad-b"  # written back through the sink's StringConverter
     assert headers[E + "stage"] == "TASK_PUT"
     assert headers[E + "offset"] == "1"
@@ -219,24 +215,15 @@ def test_a_source_record_a_transform_refuses_goes_to_the_dlq(
 ) -> None:
     dlq, src = f"{topic_name}-dlq", f"{topic_name}-src"
     herder = make_herder()
-    config = {
-        "connector.class": "SequenceSource",
-        "topic": topic_name,
-        "count": "10",
-        "bad.every": "4",  # values 0, 4 and 8 are dicts, which RejectDicts refuses
-        "transforms": "reject",
-        "transforms.reject.type": "RejectDicts",
-        "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
-    }
+    # values 0, 4 and 8 are dicts, which RejectDicts refuses
+    config = sequence_source(topic_name, dlq, count=10, bad_every=4)
+    config.update({"transforms": "reject", "transforms.reject.type": "RejectDicts"})
     herder.put_connector_config(src, config, allow_replace=False)
     good = read_all(broker, topic_name, 7)
     dead = read_all(broker, dlq, 3)
     assert [r.value for r in good] == [f"v-{n}".encode() for n in (1, 2, 3, 5, 6, 7, 9)]
     assert [r.key for r in dead] == [b"k-0", b"k-4", b"k-8"]
-    headers = {name: (data or b"").decode() for name, data in dead[1].headers}
+    headers = context_headers(dead[1])
     assert headers[E + "stage"] == "TRANSFORMATION"
     assert headers[E + "topic"] == topic_name
     assert headers[E + "class.name"].endswith("RejectDicts")
@@ -268,21 +255,18 @@ def test_retriable_failures_are_retried_then_dead_lettered(
         "predicates": "always",
         "predicates.always.type": "ValueStartsWith",
         "predicates.always.prefix": f"flaky-{topic_name}-always",
-        "errors.tolerance": "all",
         "errors.retry.timeout": "600",
         "errors.retry.delay.max.ms": "50",
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
+        **dead_letters_to(dlq),
     }
     herder.put_connector_config(sink, config, allow_replace=False)
-    wait_for(lambda: len(values(sink)) >= 3, "the good and the recovered records")
+    wait_for(lambda: len(sink_values(sink)) >= 3, "the good and the recovered records")
     [dead] = read_all(broker, dlq, 1)
-    assert values(sink) == ["a", f"flaky-{topic_name}-once", "b"]
+    assert sink_values(sink) == ["a", f"flaky-{topic_name}-once", "b"]
     assert FlakyTransform.attempts[f"flaky-{topic_name}-once"] == 3  # failed twice, then passed
     assert FlakyTransform.attempts[f"flaky-{topic_name}-always"] > 2  # retried until timeout
     assert dead.value == f"flaky-{topic_name}-always".encode()
-    headers = {name: (data or b"").decode() for name, data in dead.headers}
+    headers = context_headers(dead)
     assert headers[E + "exception.class.name"] == "connectors.api.errors.RetriableError"
 
 
@@ -291,24 +275,20 @@ def test_a_source_record_the_converter_refuses_goes_to_the_dlq(
 ) -> None:
     dlq, src = f"{topic_name}-dlq", f"{topic_name}-src"
     herder = make_herder()
-    config = {
-        "connector.class": "SequenceSource",
-        "topic": topic_name,
-        "count": "3",
-        "bad.every": "2",  # values 0 and 2 are dicts: JsonConverter writes them, ...
-        "value.converter": "JsonConverter",
-        "value.converter.schemas.enable": "false",
-        "key.converter": "ByteArrayConverter",  # ... but no key is bytes: all three fail
-        "errors.tolerance": "all",
-        "errors.deadletterqueue.topic.name": dlq,
-        "errors.deadletterqueue.topic.replication.factor": "1",
-        "errors.deadletterqueue.context.headers.enable": "true",
-    }
+    # values 0 and 2 are dicts: JsonConverter writes them, but no key is bytes: all three fail
+    config = sequence_source(topic_name, dlq, count=3, bad_every=2)
+    config.update(
+        {
+            "value.converter": "JsonConverter",
+            "value.converter.schemas.enable": "false",
+            "key.converter": "ByteArrayConverter",
+        }
+    )
     herder.put_connector_config(src, config, allow_replace=False)
     dead = read_all(broker, dlq, 3)
     assert [json.loads(r.value or b"null") for r in dead] == [{"bad": 0}, "v-1", {"bad": 2}]
     assert [r.key for r in dead] == [b'"k-0"', b'"k-1"', b'"k-2"']  # the key as JSON text
-    headers = {name: (data or b"").decode() for name, data in dead[0].headers}
+    headers = context_headers(dead[0])
     assert headers[E + "stage"] == "KEY_CONVERTER"
     assert headers[E + "class.name"].endswith("ByteArrayConverter")
     assert json.loads(headers[E + "source.offset"]) == {"n": 1}

@@ -16,6 +16,7 @@ from connect_worker.storage.status import MemoryStatusStore, StateRecord
 from harness.wait import wait_for
 from tests.integration.connect import plugins
 from tests.integration.connect.helpers import task_state
+from tests.integration.connect.plugins import sink_config, sink_values, source_config
 
 MakeHerder = Callable[..., StandaloneHerder]
 
@@ -30,22 +31,6 @@ class RecordingStatus(MemoryStatusStore):
     def put_task(self, name: str, task_id: int, record: StateRecord) -> None:
         self.history.append((name, task_id, record.state, record.trace))
         super().put_task(name, task_id, record)
-
-
-def source_config(topic: str, count: int = 100, **extra: str) -> dict[str, str]:
-    return {"connector.class": "SequenceSource", "topic": topic, "count": str(count), **extra}
-
-
-def sink_config(topic: str, **extra: str) -> dict[str, str]:
-    return {"connector.class": "MemorySink", "topics": topic, **extra}
-
-
-def sink_values(name: str) -> list[str]:
-    log = plugins.SINKS.get(name)
-    if log is None:
-        return []
-    with log.lock:
-        return list(log.values)
 
 
 def test_records_flow_and_offsets_are_stored(

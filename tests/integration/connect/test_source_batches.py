@@ -6,33 +6,19 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from connect_worker.converters import SimpleHeaderConverter, StringConverter
 from connect_worker.herder.standalone import StandaloneHerder
-from connect_worker.runtime.backoff import ExponentialBackoff
-from connect_worker.runtime.conversion import RecordConverters
-from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
-from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
+from connect_worker.runtime.source_runner import SourceRunnerSettings
 from connect_worker.runtime.status import TaskId
-from connect_worker.runtime.task_parts import TaskParts
-from connect_worker.runtime.topics import TopicCreator
-from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import MemoryOffsetStore
 from connectors.api import SourceRecord, SourceTask
 from harness.broker_process import BrokerProcess
 from harness.wait import wait_for
-from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
-from log_engine.client.sync_admin import SyncAdmin
+from log_engine.client import SyncConsumer, TopicPartition
 from tests.integration.connect import plugins
+from tests.integration.connect.helpers import source_runner
+from tests.integration.connect.plugins import sink_config, sink_values
 
 MakeHerder = Callable[..., StandaloneHerder]
-
-
-def _values(name: str) -> list[str]:
-    log = plugins.SINKS.get(name)
-    if log is None:
-        return []
-    with log.lock:
-        return list(log.values)
 
 
 def test_commit_record_sees_every_record_in_order_and_offsets_follow(
@@ -40,9 +26,7 @@ def test_commit_record_sees_every_record_in_order_and_offsets_follow(
 ) -> None:
     herder = make_herder()
     src, sink = f"{topic_name}-src", f"{topic_name}-sink"
-    herder.put_connector_config(
-        sink, {"connector.class": "MemorySink", "topics": topic_name}, allow_replace=False
-    )
+    herder.put_connector_config(sink, sink_config(topic_name), allow_replace=False)
     herder.put_connector_config(
         src,
         {"connector.class": "AckingSequenceSource", "topic": topic_name, "count": "3000",
@@ -52,8 +36,8 @@ def test_commit_record_sees_every_record_in_order_and_offsets_follow(
     expected = [f"v-{n}" for n in range(3000)]
     wait_for(lambda: len(plugins.SOURCE_RECORD_ACKS.get(src, [])) >= 3000, "3000 record acks")
     assert plugins.SOURCE_RECORD_ACKS[src] == expected
-    wait_for(lambda: len(_values(sink)) >= 3000, "3000 records in the sink")
-    assert sorted(_values(sink), key=lambda v: int(v[2:])) == expected  # keys may spread them
+    wait_for(lambda: len(sink_values(sink)) >= 3000, "3000 records in the sink")
+    assert sorted(sink_values(sink), key=lambda v: int(v[2:])) == expected  # keys may spread them
     wait_for(
         lambda: herder.connector_offsets(src)
         == [{"partition": {"sequence": src}, "offset": {"n": 3000}}],
@@ -90,27 +74,10 @@ class _Batches(SourceTask):
 def test_the_in_flight_bound_holds_for_batches_sent_together(
     broker: BrokerProcess, topic_name: str
 ) -> None:
-    converter = StringConverter()
-    converter.configure({}, False)
-    header = SimpleHeaderConverter()
-    header.configure({})
-    task_id = TaskId("bounded", 0)
     store = MemoryOffsetStore()
-    runner = SourceTaskRunner(
-        task_id,
-        _Batches(),
-        {"topic": topic_name},
-        TaskParts(
-            chain=TransformChain([], []),
-            converters=RecordConverters(converter, converter, header),
-            errors=ErrorHandler(task_id, ErrorSettings()),
-            retry_backoff=ExponentialBackoff(50, 400),
-            bootstrap_servers=broker.bootstrap,
-        ),
-        producer_factory=lambda: SyncProducer({"bootstrap.servers": broker.bootstrap}),
-        offsets=store,
-        topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
-        settings=SourceRunnerSettings(offset_flush_interval_ms=50, max_in_flight_records=7),
+    settings = SourceRunnerSettings(offset_flush_interval_ms=50, max_in_flight_records=7)
+    runner = source_runner(
+        broker, _Batches(), topic_name, TaskId("bounded", 0), settings, offsets=store
     )
     peak = 0
     submit_many = runner.submitted.submit_many

@@ -13,23 +13,19 @@ import threading
 import uuid
 from collections.abc import Mapping
 
-from connect_worker.converters import ByteArrayConverter, SimpleHeaderConverter
-from connect_worker.runtime.backoff import ExponentialBackoff
-from connect_worker.runtime.conversion import RecordConverters
+from connect_worker.converters import ByteArrayConverter
 from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
 from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.task_factory import PRODUCER_DEFAULTS
-from connect_worker.runtime.task_parts import TaskParts
-from connect_worker.runtime.topics import TopicCreator
-from connect_worker.runtime.transform_chain import TransformChain
 from connect_worker.storage.offsets import MemoryOffsetStore
 from connectors.api import SourceRecord, SourceTask
 from harness.broker_process import BrokerProcess
 from harness.wait import wait_for
-from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import SyncConsumer, TopicPartition
 from log_engine.client.admin_types import NewTopic
 from log_engine.client.sync_admin import SyncAdmin
+from tests.integration.connect.helpers import source_runner
 
 COUNT = 300
 BIG = 150  # the index of the record over the topic's max.message.bytes
@@ -75,27 +71,19 @@ def _runner(broker: BrokerProcess, topic: str, tolerance_all: bool,
             store: MemoryOffsetStore) -> tuple[SourceTaskRunner, ErrorHandler]:
     converter = ByteArrayConverter()
     converter.configure({}, False)
-    header = SimpleHeaderConverter()
-    header.configure({})
     task_id = TaskId("too-large", 0)
     errors = ErrorHandler(task_id, ErrorSettings(tolerance_all=tolerance_all))
-    runner = SourceTaskRunner(
-        task_id,
+    settings = SourceRunnerSettings(offset_flush_interval_ms=100)
+    runner = source_runner(
+        broker,
         _Numbers(),
-        {"topic": topic},
-        TaskParts(
-            chain=TransformChain([], []),
-            converters=RecordConverters(converter, converter, header),
-            errors=errors,
-            retry_backoff=ExponentialBackoff(50, 400),
-            bootstrap_servers=broker.bootstrap,
-        ),
-        producer_factory=lambda: SyncProducer(
-            {"bootstrap.servers": broker.bootstrap, **PRODUCER_DEFAULTS}
-        ),
+        topic,
+        task_id,
+        settings,
+        converter=converter,
+        errors=errors,
         offsets=store,
-        topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
-        settings=SourceRunnerSettings(offset_flush_interval_ms=100),
+        producer_config=PRODUCER_DEFAULTS,
     )
     return runner, errors
 

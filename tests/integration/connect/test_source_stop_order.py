@@ -11,21 +11,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 
-from connect_worker.converters import SimpleHeaderConverter, StringConverter
-from connect_worker.runtime.backoff import ExponentialBackoff
-from connect_worker.runtime.conversion import RecordConverters
-from connect_worker.runtime.error_handling import ErrorHandler, ErrorSettings
 from connect_worker.runtime.source_runner import SourceRunnerSettings, SourceTaskRunner
 from connect_worker.runtime.status import TaskId
-from connect_worker.runtime.task_parts import TaskParts
-from connect_worker.runtime.topics import TopicCreator
-from connect_worker.runtime.transform_chain import TransformChain
-from connect_worker.storage.offsets import MemoryOffsetStore
 from connectors.api import SourceRecord, SourceTask
 from harness.broker_process import BrokerProcess
 from harness.wait import wait_for
-from log_engine.client import SyncProducer
-from log_engine.client.sync_admin import SyncAdmin
+from tests.integration.connect.helpers import source_runner
 
 
 class _AckingUpstream(SourceTask):
@@ -69,27 +60,8 @@ class _AckingUpstream(SourceTask):
 
 
 def _runner(broker: BrokerProcess, task: SourceTask, topic: str) -> SourceTaskRunner:
-    converter = StringConverter()
-    converter.configure({}, False)
-    header = SimpleHeaderConverter()
-    header.configure({})
-    task_id = TaskId("stop-order", 0)
-    return SourceTaskRunner(
-        task_id,
-        task,
-        {"topic": topic},
-        TaskParts(
-            chain=TransformChain([], []),
-            converters=RecordConverters(converter, converter, header),
-            errors=ErrorHandler(task_id, ErrorSettings()),
-            retry_backoff=ExponentialBackoff(50, 400),
-            bootstrap_servers=broker.bootstrap,
-        ),
-        producer_factory=lambda: SyncProducer({"bootstrap.servers": broker.bootstrap}),
-        offsets=MemoryOffsetStore(),
-        topics=TopicCreator(lambda: SyncAdmin({"bootstrap.servers": broker.bootstrap})),
-        settings=SourceRunnerSettings(offset_flush_interval_ms=60_000),
-    )
+    settings = SourceRunnerSettings(offset_flush_interval_ms=60_000)
+    return source_runner(broker, task, topic, TaskId("stop-order", 0), settings)
 
 
 def _run_then_stop(runner: SourceTaskRunner, task: _AckingUpstream) -> None:

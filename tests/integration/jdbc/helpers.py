@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 from connect_worker.converters.json import JsonConverter
@@ -13,8 +12,7 @@ from connectors.api import Schema
 from harness.broker_process import BrokerProcess
 from harness.postgres import PostgresServer
 from harness.standalone_process import StandaloneProcess
-from harness.wait import WAIT_S
-from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 
 
 def task_state(herder: StandaloneHerder, name: str, task: int = 0) -> State | None:
@@ -35,22 +33,6 @@ def produce_json(
             key_bytes = None if key is None else json.dumps(key).encode()
             value_bytes = None if value is None else json.dumps(value).encode()
             producer.send(topic, value_bytes, key_bytes, None, 0).result(30)
-
-
-def read_all(broker: BrokerProcess, topic: str, count: int) -> list[ConsumerRecord]:
-    """The first ``count`` records of partition 0 of ``topic`` (waits for them)."""
-    consumer = SyncConsumer(
-        {"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "earliest"}
-    )
-    try:
-        consumer.assign([TopicPartition(topic, 0)])
-        records: list[ConsumerRecord] = []
-        deadline = time.monotonic() + WAIT_S
-        while len(records) < count and time.monotonic() < deadline:
-            records.extend(consumer.poll(0.5))
-        return records
-    finally:
-        consumer.close()
 
 
 def rows(postgres: PostgresServer, db: str, sql: str) -> list[tuple[Any, ...]]:

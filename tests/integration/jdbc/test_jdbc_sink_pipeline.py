@@ -12,7 +12,8 @@ from connectors.jdbc.sink import JdbcSinkConnector
 from harness.broker_process import BrokerProcess
 from harness.postgres import PASSWORD_USER, PostgresServer
 from harness.wait import wait_for
-from tests.integration.jdbc.helpers import produce_connect, read_all, rows, task_state, task_trace
+from tests.integration.jdbc.helpers import produce_connect, rows, task_state, task_trace
+from tests.support.log_reading import read_all
 
 MakeHerder = Callable[..., StandaloneHerder]
 KEY = struct(("id", INT64))

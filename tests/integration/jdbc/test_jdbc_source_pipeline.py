@@ -13,7 +13,8 @@ from connectors.jdbc.source import JdbcSourceConnector
 from harness.broker_process import BrokerProcess
 from harness.postgres import PASSWORD_USER, PostgresServer
 from harness.wait import wait_for
-from tests.integration.jdbc.helpers import column_types, read_all, rows, topic_size
+from tests.integration.jdbc.helpers import column_types, rows, topic_size
+from tests.support.log_reading import read_all
 
 MakeHerder = Callable[..., StandaloneHerder]
 ORDERS = """

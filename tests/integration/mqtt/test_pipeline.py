@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from connect_worker.herder.standalone import StandaloneHerder
@@ -10,28 +9,13 @@ from connect_worker.rest.models import connector_status_json
 from harness.broker_process import BrokerProcess, free_port
 from harness.mosquitto import USER, MosquittoServer
 from harness.wait import wait_for
-from log_engine.client import ConsumerRecord, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import SyncProducer
 from tests.integration.mqtt.helpers import Subscriber, publish_all
+from tests.support.log_reading import read_all
 
 MakeHerder = Callable[..., StandaloneHerder]
 BYTES = "org.apache.kafka.connect.converters.ByteArrayConverter"
 STRING = "org.apache.kafka.connect.storage.StringConverter"
-
-
-def read_log(broker: BrokerProcess, topic: str, count: int) -> list[ConsumerRecord]:
-    """The first ``count`` records of partition 0 of ``topic`` (waits up to 60 s)."""
-    consumer = SyncConsumer(
-        {"bootstrap.servers": broker.bootstrap, "auto.offset.reset": "earliest"}
-    )
-    try:
-        consumer.assign([TopicPartition(topic, 0)])
-        records: list[ConsumerRecord] = []
-        deadline = time.monotonic() + 60
-        while len(records) < count and time.monotonic() < deadline:
-            records.extend(consumer.poll(0.5))
-        return records
-    finally:
-        consumer.close()
 
 
 def task_details(herder: StandaloneHerder, name: str) -> dict:
@@ -78,7 +62,7 @@ def test_round_trip_mqtt_to_log_to_mqtt(
     sent = [(f"{p}/in/dev{i % 3}", f"reading {i}".encode()) for i in range(200)]
     publish_all(mosquitto, sent)
 
-    records = read_log(broker, topic_name, 200)
+    records = read_all(broker, topic_name, 200)
     assert sorted((r.key, r.value) for r in records) == sorted(
         (topic.encode(), payload) for topic, payload in sent
     )
@@ -184,7 +168,7 @@ def test_records_the_sink_cannot_publish_go_to_the_dead_letter_queue(
         (f"{mqtt_prefix}/c", b"v3"),
         (f"{mqtt_prefix}/d", b"v5"),
     ]
-    dead = read_log(broker, dlq, 2)
+    dead = read_all(broker, dlq, 2)
     assert [(r.key, r.value) for r in dead] == [(b"bad+key", b"v2"), (b"bad#", b"v4")]
     headers = dict(dead[0].headers)
     assert b"contains a wildcard" in headers["__connect.errors.exception.message"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from harness.broker_process import BrokerProcess
-from log_engine.client import SyncAdmin, SyncProducer
+from tests.integration.spark import topics
+from tests.integration.spark.topics import LogTopic
 from tests.support.herders import HerderFactory
 
 
@@ -26,49 +26,22 @@ def spark() -> Iterator[object]:
     SharedSession.release()
 
 
-def _make_topic(broker: BrokerProcess, topic: str, partitions: int = 1) -> None:
-    with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
-        admin.create_topic(topic, partitions)
-
-
-def _produce(
-    broker: BrokerProcess,
-    topic: str,
-    values: Sequence[bytes | dict],
-    *,
-    partition: int | None = None,
-    keys: Sequence[bytes | None] | None = None,
-    headers: Sequence[tuple[str, bytes]] | None = None,
-) -> None:
-    """Send ``values`` (dicts as JSON) and wait until all are acknowledged."""
-    with SyncProducer({"bootstrap.servers": broker.bootstrap, "acks": "all"}) as producer:
-        futures = []
-        for i, value in enumerate(values):
-            raw = json.dumps(value).encode() if isinstance(value, dict) else value
-            futures.append(
-                producer.send(
-                    topic,
-                    raw,
-                    key=keys[i] if keys else None,
-                    partition=partition,
-                    headers=list(headers) if headers else None,
-                )
-            )
-        producer.flush()
-        for future in futures:
-            future.result(timeout=30)
+@pytest.fixture
+def topic(broker: BrokerProcess, topic_name: str) -> LogTopic:
+    """The test's topic (``topic_name``), not created yet."""
+    return LogTopic(broker, topic_name)
 
 
 @pytest.fixture
 def make_topic(broker: BrokerProcess) -> Callable[..., None]:
     """``make_topic(name, partitions=1)`` on the session broker."""
-    return lambda topic, partitions=1: _make_topic(broker, topic, partitions)
+    return lambda topic, partitions=1: topics.make_topic(broker, topic, partitions)
 
 
 @pytest.fixture
 def produce(broker: BrokerProcess) -> Callable[..., None]:
     """``produce(topic, values, partition=, keys=, headers=)``, acknowledged on return."""
-    return lambda topic, values, **kw: _produce(broker, topic, values, **kw)
+    return lambda topic, values, **kw: topics.produce(broker, topic, values, **kw)
 
 
 @pytest.fixture

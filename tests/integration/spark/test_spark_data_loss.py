@@ -22,6 +22,7 @@ from spark_sinks.options import SourceOptions
 from spark_sinks.query import source_options
 from spark_sinks.sink_config import SparkSinkConfig
 from tests.integration.spark.streams import available_now_stream
+from tests.integration.spark.topics import LogTopic
 
 pytestmark = pytest.mark.slow
 
@@ -49,22 +50,22 @@ def _assert_loss_message(text: str, topic: str, wanted: int, earliest: int) -> N
 
 
 def test_batch_starting_offset_below_earliest(
-    spark, broker: BrokerProcess, topic_name: str, make_topic: Callable, produce: Callable
+    spark, broker: BrokerProcess, topic: LogTopic
 ) -> None:
-    make_topic(topic_name)
-    produce(topic_name, [b"v%d" % i for i in range(10)], partition=0)
-    _delete_below(broker, topic_name, 4)
-    starting = json.dumps({topic_name: {"0": 1}})
+    topic.create()
+    topic.produce([b"v%d" % i for i in range(10)], partition=0)
+    _delete_below(broker, topic.name, 4)
+    starting = json.dumps({topic.name: {"0": 1}})
 
     with pytest.raises(Exception, match="failOnDataLoss: true or false, not 'maybe'"):
-        _reader(spark, broker, topic_name, failOnDataLoss="maybe").collect()
+        _reader(spark, broker, topic.name, failOnDataLoss="maybe").collect()
 
     with pytest.raises(Exception) as failed:
-        _reader(spark, broker, topic_name, startingOffsets=starting).collect()
-    _assert_loss_message(str(failed.value), topic_name, 1, 4)
+        _reader(spark, broker, topic.name, startingOffsets=starting).collect()
+    _assert_loss_message(str(failed.value), topic.name, 1, 4)
 
     rows = _reader(
-        spark, broker, topic_name, startingOffsets=starting, failOnDataLoss="False"
+        spark, broker, topic.name, startingOffsets=starting, failOnDataLoss="False"
     ).collect()
     assert sorted((r.offset, bytes(r.value)) for r in rows) == [
         (i, b"v%d" % i) for i in range(4, 10)
@@ -77,59 +78,50 @@ def _stream(spark, broker: BrokerProcess, topic: str, out: Path, **options: str)
 
 
 def test_stream_checkpointed_position_deleted_between_batches(
-    spark,
-    broker: BrokerProcess,
-    topic_name: str,
-    make_topic: Callable,
-    produce: Callable,
-    tmp_path: Path,
+    spark, broker: BrokerProcess, topic: LogTopic, tmp_path: Path
 ) -> None:
-    make_topic(topic_name)
-    produce(topic_name, [b"a%d" % i for i in range(10)], partition=0)
-    first = _stream(spark, broker, topic_name, tmp_path)
+    topic.create()
+    topic.produce([b"a%d" % i for i in range(10)], partition=0)
+    first = _stream(spark, broker, topic.name, tmp_path)
     first.awaitTermination(120)
     assert first.exception() is None
 
     # The checkpoint says "read on from 10"; 10..14 go before the next batch.
-    produce(topic_name, [b"a%d" % i for i in range(10, 20)], partition=0)
-    _delete_below(broker, topic_name, 15)
+    topic.produce([b"a%d" % i for i in range(10, 20)], partition=0)
+    _delete_below(broker, topic.name, 15)
 
     def written() -> list[tuple[int, str]]:
         rows = spark.read.parquet(str(tmp_path / "data")).collect()
         return sorted((r.offset, r.value) for r in rows)
 
-    failing = _stream(spark, broker, topic_name, tmp_path)
+    failing = _stream(spark, broker, topic.name, tmp_path)
     with pytest.raises(Exception) as failed:
         failing.awaitTermination(120)
-    _assert_loss_message(str(failed.value), topic_name, 10, 15)
+    _assert_loss_message(str(failed.value), topic.name, 10, 15)
     assert written() == [(i, f"a{i}") for i in range(10)]  # nothing skipped, nothing written
 
     # Same checkpoint, option changed: the failed batch is planned again and skips 10..14.
-    skipping = _stream(spark, broker, topic_name, tmp_path, failOnDataLoss="false")
+    skipping = _stream(spark, broker, topic.name, tmp_path, failOnDataLoss="false")
     skipping.awaitTermination(120)
     assert skipping.exception() is None
     assert written() == [(i, f"a{i}") for i in [*range(10), *range(15, 20)]]
 
 
 def test_executor_read_after_retention_passed_the_planned_start(
-    broker: BrokerProcess,
-    topic_name: str,
-    make_topic: Callable,
-    produce: Callable,
-    caplog: pytest.LogCaptureFixture,
+    broker: BrokerProcess, topic: LogTopic, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A range planned as [2, 10) whose first records were deleted before it is read."""
-    make_topic(topic_name)
-    produce(topic_name, [b"v%d" % i for i in range(10)], partition=0)
-    _delete_below(broker, topic_name, 6)
+    topic.create()
+    topic.produce([b"v%d" % i for i in range(10)], partition=0)
+    _delete_below(broker, topic.name, 6)
 
     def read(fail: bool) -> list[int]:
-        batches = read_range(broker.bootstrap, topic_name, 0, 2, 10, False, DataLoss(fail))
+        batches = read_range(broker.bootstrap, topic.name, 0, 2, 10, False, DataLoss(fail))
         return [o for b in batches for o in b.column("offset").to_pylist()]
 
     with pytest.raises(DataLossError) as failed:
         read(True)
-    _assert_loss_message(str(failed.value), topic_name, 2, 6)
+    _assert_loss_message(str(failed.value), topic.name, 2, 6)
 
     with caplog.at_level(logging.WARNING, logger="spark_sinks.log_access"):
         assert read(False) == [6, 7, 8, 9]
@@ -194,9 +186,9 @@ def test_partitions_gone_or_added_without_their_first_records_while_streaming(
 def test_spark_sink_passes_fail_on_data_loss_to_the_source() -> None:
     base = {"topics": "t", "output.path": "/tmp/out", "checkpoint.location": "/tmp/ck"}
     worker = "127.0.0.1:19092"  # the cluster a task's context names
-    assert source_options(SparkSinkConfig.from_props(base).reading(worker))[
-        "failOnDataLoss"
-    ] == "true"
+    assert (
+        source_options(SparkSinkConfig.from_props(base).reading(worker))["failOnDataLoss"] == "true"
+    )
     props = {**base, "fail.on.data.loss": "false"}
     options = source_options(SparkSinkConfig.from_props(props).reading(worker))
     assert options["bootstrap.servers"] == worker

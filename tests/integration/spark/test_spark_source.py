@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from harness.broker_process import BrokerProcess
 from tests.integration.spark.streams import available_now_stream
+from tests.integration.spark.topics import LogTopic
 
 pytestmark = pytest.mark.slow
 
@@ -22,19 +22,18 @@ def _reader(spark, broker: BrokerProcess, **options: str):
 
 
 def test_batch_reads_every_partition_with_the_kafka_schema(
-    spark, broker: BrokerProcess, topic_name: str, make_topic: Callable, produce: Callable
+    spark, broker: BrokerProcess, topic: LogTopic
 ) -> None:
-    make_topic(topic_name, 2)
-    produce(
-        topic_name,
+    topic.create(2)
+    topic.produce(
         [b"a0", b"a1", b"a2"],
         partition=0,
         keys=[b"k", None, b"k"],
         headers=[("h", b"x")],
     )
-    produce(topic_name, [b"b0", b"b1"], partition=1)
+    topic.produce([b"b0", b"b1"], partition=1)
 
-    df = _reader(spark, broker, subscribe=topic_name, includeHeaders="true")
+    df = _reader(spark, broker, subscribe=topic.name, includeHeaders="true")
     assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [
         ("key", "binary"),
         ("value", "binary"),
@@ -55,24 +54,22 @@ def test_batch_reads_every_partition_with_the_kafka_schema(
     ]
     assert rows[0].key == b"k" and rows[1].key is None
     assert [(h.key, bytes(h.value)) for h in rows[0].headers] == [("h", b"x")]
-    assert all(r.topic == topic_name and r.timestampType == 0 for r in rows)
+    assert all(r.topic == topic.name and r.timestampType == 0 for r in rows)
     assert rows[0].timestamp.year >= 2024
 
 
-def test_batch_offset_options_and_assign(
-    spark, broker: BrokerProcess, topic_name: str, make_topic: Callable, produce: Callable
-) -> None:
-    make_topic(topic_name, 2)
-    produce(topic_name, [b"%d" % i for i in range(10)], partition=0)
-    produce(topic_name, [b"p1-%d" % i for i in range(4)], partition=1)
+def test_batch_offset_options_and_assign(spark, broker: BrokerProcess, topic: LogTopic) -> None:
+    topic.create(2)
+    topic.produce([b"%d" % i for i in range(10)], partition=0)
+    topic.produce([b"p1-%d" % i for i in range(4)], partition=1)
 
     def offsets(**options: str) -> list[tuple[int, int]]:
         df = _reader(spark, broker, **options)
         return sorted((r.partition, r.offset) for r in df.select("partition", "offset").collect())
 
-    starting = json.dumps({topic_name: {"0": 3, "1": -2}})
-    ending = json.dumps({topic_name: {"0": 5, "1": -1}})
-    assert offsets(subscribe=topic_name, startingOffsets=starting, endingOffsets=ending) == [
+    starting = json.dumps({topic.name: {"0": 3, "1": -2}})
+    ending = json.dumps({topic.name: {"0": 5, "1": -1}})
+    assert offsets(subscribe=topic.name, startingOffsets=starting, endingOffsets=ending) == [
         (0, 3),
         (0, 4),
         (1, 0),
@@ -80,13 +77,13 @@ def test_batch_offset_options_and_assign(
         (1, 2),
         (1, 3),
     ]
-    assign = json.dumps({topic_name: [1]})
-    assert offsets(assign=assign, startingOffsets=json.dumps({topic_name: {"1": 2}})) == [
+    assign = json.dumps({topic.name: [1]})
+    assert offsets(assign=assign, startingOffsets=json.dumps({topic.name: {"1": 2}})) == [
         (1, 2),
         (1, 3),
     ]
-    assert offsets(subscribe=topic_name, startingOffsets="latest") == []
-    pattern = topic_name.replace("-", ".") + "|no-such-topic"
+    assert offsets(subscribe=topic.name, startingOffsets="latest") == []
+    pattern = topic.name.replace("-", ".") + "|no-such-topic"
     assert len(offsets(subscribePattern=pattern)) == 14
 
 
@@ -103,28 +100,23 @@ def _stream(spark, broker: BrokerProcess, topic: str, out: Path, **options: str)
 
 
 def test_stream_available_now_splits_the_backlog_and_resumes_from_the_checkpoint(
-    spark,
-    broker: BrokerProcess,
-    topic_name: str,
-    make_topic: Callable,
-    produce: Callable,
-    tmp_path: Path,
+    spark, broker: BrokerProcess, topic: LogTopic, tmp_path: Path
 ) -> None:
-    make_topic(topic_name, 2)
-    produce(topic_name, [b"a%d" % i for i in range(30)], partition=0)
-    produce(topic_name, [b"b%d" % i for i in range(20)], partition=1)
+    topic.create(2)
+    topic.produce([b"a%d" % i for i in range(30)], partition=0)
+    topic.produce([b"b%d" % i for i in range(20)], partition=1)
 
-    query = _stream(spark, broker, topic_name, tmp_path, maxOffsetsPerTrigger="15")
+    query = _stream(spark, broker, topic.name, tmp_path, maxOffsetsPerTrigger="15")
     query.awaitTermination(120)
     assert query.exception() is None
     batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
     assert len(batches) == 4  # 50 records, at most 15 a batch
     assert all(p["numInputRows"] <= 15 for p in batches)
     end = json.loads(batches[-1]["sources"][0]["endOffset"])
-    assert end == {topic_name: {"0": 30, "1": 20}}
+    assert end == {topic.name: {"0": 30, "1": 20}}
 
-    produce(topic_name, [b"a%d" % i for i in range(30, 35)], partition=0)
-    again = _stream(spark, broker, topic_name, tmp_path, maxOffsetsPerTrigger="15")
+    topic.produce([b"a%d" % i for i in range(30, 35)], partition=0)
+    again = _stream(spark, broker, topic.name, tmp_path, maxOffsetsPerTrigger="15")
     again.awaitTermination(120)
     assert again.exception() is None
     rows = spark.read.parquet(str(tmp_path / "data")).collect()

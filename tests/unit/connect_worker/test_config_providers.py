@@ -19,11 +19,6 @@ from connectors.api import ConfigError
 from connectors.api.config_provider import ConfigProvider
 
 
-@pytest.fixture(scope="module")
-def registry() -> PluginRegistry:
-    return PluginRegistry.load(entry_points=False)
-
-
 @pytest.fixture
 def secrets(tmp_path: Path) -> Path:
     (tmp_path / "db.properties").write_text("user=app\npassword=s3cr=t\n")

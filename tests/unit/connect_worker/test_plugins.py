@@ -14,11 +14,6 @@ from connectors.file.sink import FileStreamSinkConnector
 from connectors.file.source import FileStreamSourceConnector
 
 
-@pytest.fixture(scope="module")
-def registry() -> PluginRegistry:
-    return PluginRegistry.load(entry_points=False)
-
-
 @pytest.mark.parametrize(
     "name",
     [

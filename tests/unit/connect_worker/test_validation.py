@@ -21,11 +21,6 @@ DEFINITION_KEYS = {
 VALUE_KEYS = {"name", "value", "recommended_values", "errors", "visible"}
 
 
-@pytest.fixture(scope="module")
-def registry() -> PluginRegistry:
-    return PluginRegistry.load(entry_points=False)
-
-
 def source(**extra: str) -> dict[str, str]:
     return {"name": "s", "connector.class": "FileStreamSource", "file": "/tmp/in.txt",
             "topic": "demo", **extra}

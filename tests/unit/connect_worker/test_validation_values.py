@@ -12,11 +12,6 @@ from connectors.api import ConfigError, PluginConfig
 from connectors.file.config import FileSourceConfig
 
 
-@pytest.fixture(scope="module")
-def registry() -> PluginRegistry:
-    return PluginRegistry.load(entry_points=False)
-
-
 def source(**extra: str) -> dict[str, str]:
     return {"name": "s", "connector.class": "FileStreamSource", "file": "/tmp/in.txt",
             "topic": "demo", **extra}

@@ -18,11 +18,6 @@ from connectors.api.records import ConnectRecord
 from transforms.api import Transformation
 
 
-@pytest.fixture(scope="module")
-def registry() -> PluginRegistry:
-    return PluginRegistry.load(entry_points=False)
-
-
 def run(registry: PluginRegistry, snippet: str, *records: dict[str, Any]) -> list[dict[str, Any]]:
     pipeline = Pipeline.from_props(parse_properties(snippet), registry)
     try:
