@@ -34,12 +34,19 @@ fields and unknown higher versions (read by their v1 prefix), as Kafka's do.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
 from connect_worker.runtime.status import TaskId
+from log_engine.client.classic_fields import (
+    INT16,
+    INT32,
+    INT64,
+    ClassicReader,
+    write_int32_array,
+    write_string,
+)
 
 CONNECTOR_TASK = -1
 """The task number standing for the connector instance in assignment bytes."""
@@ -49,9 +56,6 @@ CONFIG_MISMATCH = 1
 """The leader could not catch up with the newest config offset a member reported:
 every member reads its config topic to the assignment's offset and rejoins."""
 
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
-_INT64 = struct.Struct(">q")
 
 
 class ConnectProtocolError(ValueError):
@@ -118,15 +122,15 @@ class ConnectAssignment:
         return self.error != NO_ERROR
 
     def encode(self) -> bytes:
-        out = bytearray(_INT16.pack(self.version))
-        out += _INT16.pack(self.error)
-        _write_string(self.leader, out)
-        _write_string(self.leader_url, out)
-        out += _INT64.pack(self.config_offset)
+        out = bytearray(INT16.pack(self.version))
+        out += INT16.pack(self.error)
+        write_string(self.leader, out)
+        write_string(self.leader_url, out)
+        out += INT64.pack(self.config_offset)
         _write_connector_tasks(self.connectors, self.tasks, out)
         if self.version >= 1:
             _write_connector_tasks(self.revoked_connectors, self.revoked_tasks, out)
-            out += _INT32.pack(self.delay_ms)
+            out += INT32.pack(self.delay_ms)
         return bytes(out)
 
     @staticmethod
@@ -160,15 +164,15 @@ class WorkerMetadata:
     assignment: ConnectAssignment | None = field(default=None)
 
     def encode(self, protocol: ConnectProtocol) -> bytes:
-        out = bytearray(_INT16.pack(protocol.version))
-        _write_string(self.url, out)
-        out += _INT64.pack(self.config_offset)
+        out = bytearray(INT16.pack(protocol.version))
+        write_string(self.url, out)
+        out += INT64.pack(self.config_offset)
         if protocol.cooperative:
             if self.assignment is None:
-                out += _INT32.pack(-1)
+                out += INT32.pack(-1)
             else:
                 allocation = _with_version(self.assignment, protocol.version).encode()
-                out += _INT32.pack(len(allocation))
+                out += INT32.pack(len(allocation))
                 out += allocation
         return bytes(out)
 
@@ -196,12 +200,6 @@ def _with_version(assignment: ConnectAssignment, version: int) -> ConnectAssignm
     )  # fmt: skip
 
 
-def _write_string(text: str, out: bytearray) -> None:
-    encoded = text.encode()
-    out += _INT16.pack(len(encoded))
-    out += encoded
-
-
 def _write_connector_tasks(
     connectors: Iterable[str], tasks: Iterable[TaskId], out: bytearray
 ) -> None:
@@ -210,61 +208,23 @@ def _write_connector_tasks(
         by_connector.setdefault(name, []).append(CONNECTOR_TASK)
     for task in tasks:
         by_connector.setdefault(task.connector, []).append(task.task)
-    out += _INT32.pack(len(by_connector))
+    out += INT32.pack(len(by_connector))
     for name, numbers in by_connector.items():
-        _write_string(name, out)
-        out += _INT32.pack(len(numbers))
-        for number in numbers:
-            out += _INT32.pack(number)
+        write_string(name, out)
+        write_int32_array(numbers, out)
 
 
-class _Reader:
-    """Reads classic-encoded fields, failing with :class:`ConnectProtocolError`."""
+class _Reader(ClassicReader):
+    """Connect protocol fields, failing with :class:`ConnectProtocolError`."""
 
     def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._pos = 0
-
-    def _take(self, size: int) -> bytes:
-        end = self._pos + size
-        if size < 0 or end > len(self._data):
-            raise ConnectProtocolError(
-                f"connect protocol data truncated at byte {self._pos} (needs {size} more)"
-            )
-        chunk = self._data[self._pos : end]
-        self._pos = end
-        return chunk
-
-    def at_end(self) -> bool:
-        return self._pos >= len(self._data)
+        super().__init__(data, ConnectProtocolError, "connect protocol")
 
     def version(self) -> int:
         version = self.int16()
         if version < 0:
             raise ConnectProtocolError(f"unsupported connect protocol version {version}")
         return version
-
-    def int16(self) -> int:
-        return int(_INT16.unpack(self._take(2))[0])
-
-    def int32(self) -> int:
-        return int(_INT32.unpack(self._take(4))[0])
-
-    def int64(self) -> int:
-        return int(_INT64.unpack(self._take(8))[0])
-
-    def string(self) -> str:
-        length = self.int16()
-        if length < 0:
-            raise ConnectProtocolError("null string in connect protocol data")
-        try:
-            return self._take(length).decode()
-        except UnicodeDecodeError as exc:
-            raise ConnectProtocolError(f"a string that is not UTF-8: {exc}") from exc
-
-    def nullable_bytes(self) -> bytes | None:
-        length = self.int32()
-        return None if length < 0 else self._take(length)
 
     def connector_tasks(self) -> tuple[tuple[str, ...], tuple[TaskId, ...]]:
         connectors: list[str] = []

@@ -18,7 +18,8 @@ Modules, one concept each: ``config`` (pydantic configs with Kafka's names),
 pool), ``partitioner``, ``producer_batch`` / ``accumulator`` / ``sender`` /
 ``producer``, ``subscription`` / ``fetcher`` / ``consumer``, ``group_member``
 (generic group membership, reused by connect workers), ``consumer_protocol``
-and ``assignors``, ``offsets``, ``admin``, ``loop_thread`` and the sync facades.
+and ``assignors``, ``classic_fields`` (the group protocols' byte fields),
+``offsets``, ``admin``, ``loop_thread`` and the sync facades.
 """
 
 from log_engine.client.admin import Admin

@@ -17,13 +17,18 @@ consumers.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass, field
 
+from log_engine.client.classic_fields import (
+    INT16,
+    INT32,
+    ClassicReader,
+    write_bytes,
+    write_int32_array,
+    write_string,
+)
 from log_engine.client.types import TopicPartition
 
-_INT16 = struct.Struct(">h")
-_INT32 = struct.Struct(">i")
 VERSION = 0
 
 
@@ -39,11 +44,11 @@ class Subscription:
     user_data: bytes | None = None
 
     def encode(self) -> bytes:
-        out = bytearray(_INT16.pack(VERSION))
-        out += _INT32.pack(len(self.topics))
+        out = bytearray(INT16.pack(VERSION))
+        out += INT32.pack(len(self.topics))
         for topic in self.topics:
-            _write_string(topic, out)
-        _write_bytes(self.user_data, out)
+            write_string(topic, out)
+        write_bytes(self.user_data, out)
         return bytes(out)
 
     @staticmethod
@@ -65,14 +70,12 @@ class Assignment:
         by_topic: dict[str, list[int]] = {}
         for tp in self.partitions:
             by_topic.setdefault(tp.topic, []).append(tp.partition)
-        out = bytearray(_INT16.pack(VERSION))
-        out += _INT32.pack(len(by_topic))
+        out = bytearray(INT16.pack(VERSION))
+        out += INT32.pack(len(by_topic))
         for topic, partitions in by_topic.items():
-            _write_string(topic, out)
-            out += _INT32.pack(len(partitions))
-            for partition in partitions:
-                out += _INT32.pack(partition)
-        _write_bytes(self.user_data, out)
+            write_string(topic, out)
+            write_int32_array(partitions, out)
+        write_bytes(self.user_data, out)
         return bytes(out)
 
     @staticmethod
@@ -88,55 +91,13 @@ class Assignment:
         return Assignment(tuple(partitions), reader.nullable_bytes())
 
 
-def _write_string(text: str, out: bytearray) -> None:
-    encoded = text.encode()
-    out += _INT16.pack(len(encoded))
-    out += encoded
-
-
-def _write_bytes(data: bytes | None, out: bytearray) -> None:
-    if data is None:
-        out += _INT32.pack(-1)
-    else:
-        out += _INT32.pack(len(data))
-        out += data
-
-
-class _Reader:
-    """Reads classic-encoded fields, failing with :class:`ConsumerProtocolError`."""
+class _Reader(ClassicReader):
+    """Consumer protocol fields: a trailing null user data may be left out."""
 
     def __init__(self, data: bytes) -> None:
-        self._data = data
-        self._pos = 0
-
-    def _take(self, size: int) -> bytes:
-        end = self._pos + size
-        if size < 0 or end > len(self._data):
-            raise ConsumerProtocolError(
-                f"consumer protocol data truncated at byte {self._pos} (needs {size} more)"
-            )
-        chunk = self._data[self._pos : end]
-        self._pos = end
-        return chunk
-
-    def int16(self) -> int:
-        return int(_INT16.unpack(self._take(2))[0])
-
-    def int32(self) -> int:
-        return int(_INT32.unpack(self._take(4))[0])
-
-    def count(self) -> int:
-        count = self.int32()
-        return max(count, 0)  # a null array reads as empty
-
-    def string(self) -> str:
-        length = self.int16()
-        if length < 0:
-            raise ConsumerProtocolError("null topic name in consumer protocol data")
-        return self._take(length).decode()
+        super().__init__(data, ConsumerProtocolError, "consumer protocol")
 
     def nullable_bytes(self) -> bytes | None:
-        if self._pos == len(self._data):
+        if self.at_end():
             return None  # some writers leave out trailing null user data
-        length = self.int32()
-        return None if length < 0 else self._take(length)
+        return super().nullable_bytes()
