@@ -23,33 +23,17 @@ Task lifecycle (the runtime owns the loop, one thread per task)::
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Protocol
 
 from connectors.api.connector import Connector
-from connectors.api.metrics import NO_METRICS, TaskMetrics
 from connectors.api.records import SinkRecord, TopicPartition
+from connectors.api.task import Task, TaskContext
 
 
-class SinkTaskContext(Protocol):
+class SinkTaskContext(TaskContext, Protocol):
     """What a sink task may ask of the runtime."""
-
-    @property
-    def task_id(self) -> int: ...
-
-    @property
-    def bootstrap_servers(self) -> str:
-        """The worker's Kafka cluster (``host:port,...``), embedded broker or not.
-
-        A plugin that reads or writes the log itself (SparkSink's query) uses it
-        unless its config names another cluster.
-        """
-
-    @property
-    def metrics(self) -> TaskMetrics:
-        """Where the task registers its own metrics (:mod:`connectors.api.metrics`)."""
-        ...
 
     def assignment(self) -> set[TopicPartition]: ...
 
@@ -67,32 +51,21 @@ class SinkConnector(Connector):
     """A connector whose tasks write records from the log into an external system."""
 
 
-class SinkTask(ABC):
+class SinkTask(Task[SinkTaskContext]):
     """One thread of a sink connector's work."""
-
-    def __init__(self) -> None:
-        self.context: SinkTaskContext | None = None
-
-    def initialize(self, context: SinkTaskContext) -> None:
-        self.context = context
-
-    @property
-    def metrics(self) -> TaskMetrics:
-        """The task's own metrics (:mod:`connectors.api.metrics`); no-op without a context."""
-        return getattr(self.context, "metrics", None) or NO_METRICS
 
     @abstractmethod
     def start(self, props: Mapping[str, str]) -> None:
         """Open connections to the target system."""
 
-    def open(self, partitions: Sequence[TopicPartition]) -> None:  # noqa: B027
+    def open(self, partitions: Sequence[TopicPartition]) -> None:
         """These partitions are now assigned to this task."""
 
     @abstractmethod
     def put(self, records: Sequence[SinkRecord]) -> None:
         """Write (or buffer) ``records``."""
 
-    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:  # noqa: B027
+    def flush(self, offsets: Mapping[TopicPartition, int]) -> None:
         """Make everything up to ``offsets`` durable."""
 
     def pre_commit(self, offsets: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
@@ -100,19 +73,15 @@ class SinkTask(ABC):
         self.flush(offsets)
         return dict(offsets)
 
-    def close(self, partitions: Sequence[TopicPartition]) -> None:  # noqa: B027
+    def close(self, partitions: Sequence[TopicPartition]) -> None:
         """These partitions are no longer assigned; drop their buffers."""
 
-    def on_pause(self) -> None:  # noqa: B027 - optional hook
+    def on_pause(self) -> None:
         """The connector was paused: no ``put`` until :meth:`on_resume`; stop own work."""
 
-    def on_resume(self) -> None:  # noqa: B027 - optional hook
+    def on_resume(self) -> None:
         """The connector was resumed after :meth:`on_pause`."""
 
     @abstractmethod
     def stop(self) -> None:
         """Release resources; called after the last put/flush."""
-
-    def details(self) -> dict[str, Any]:
-        """Progress for ``tasks[i].details`` in the status (JSON-serialisable; thread-safe)."""
-        return {}

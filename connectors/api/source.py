@@ -20,13 +20,13 @@ Task lifecycle (the runtime owns the loop, one thread per task)::
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from connectors.api.connector import Connector
-from connectors.api.metrics import NO_METRICS, TaskMetrics
 from connectors.api.records import SourceRecord
+from connectors.api.task import Task, TaskContext
 
 
 class OffsetReader(Protocol):
@@ -39,46 +39,19 @@ class OffsetReader(Protocol):
     ) -> list[tuple[dict[str, Any], dict[str, Any] | None]]: ...
 
 
-class SourceTaskContext(Protocol):
+class SourceTaskContext(TaskContext, Protocol):
     """What a source task may ask of the runtime."""
 
     @property
     def offset_reader(self) -> OffsetReader: ...
-
-    @property
-    def task_id(self) -> int: ...
-
-    @property
-    def bootstrap_servers(self) -> str:
-        """The worker's Kafka cluster (``host:port,...``), embedded broker or not.
-
-        A plugin that reads or writes the log itself (SparkSink's query) uses it
-        unless its config names another cluster.
-        """
-
-    @property
-    def metrics(self) -> TaskMetrics:
-        """Where the task registers its own metrics (:mod:`connectors.api.metrics`)."""
-        ...
 
 
 class SourceConnector(Connector):
     """A connector whose tasks read from an external system into the log."""
 
 
-class SourceTask(ABC):
+class SourceTask(Task[SourceTaskContext]):
     """One thread of a source connector's work."""
-
-    def __init__(self) -> None:
-        self.context: SourceTaskContext | None = None
-
-    def initialize(self, context: SourceTaskContext) -> None:
-        self.context = context
-
-    @property
-    def metrics(self) -> TaskMetrics:
-        """The task's own metrics (:mod:`connectors.api.metrics`); no-op without a context."""
-        return getattr(self.context, "metrics", None) or NO_METRICS
 
     @abstractmethod
     def start(self, props: Mapping[str, str]) -> None:
@@ -88,7 +61,7 @@ class SourceTask(ABC):
     def poll(self) -> list[SourceRecord]:
         """Return the next records (``[]`` when none are ready)."""
 
-    def commit(self) -> None:  # noqa: B027 - optional hook
+    def commit(self) -> None:
         """Offsets of everything acknowledged so far are durable.
 
         The place to acknowledge upstream. On a clean stop it is called one last
@@ -96,7 +69,7 @@ class SourceTask(ABC):
         it acknowledges on is still open.
         """
 
-    def commit_record(self, record: SourceRecord) -> None:  # noqa: B027 - optional hook
+    def commit_record(self, record: SourceRecord) -> None:
         """``record`` was acknowledged by the log."""
 
     @abstractmethod
@@ -104,7 +77,3 @@ class SourceTask(ABC):
         """Stop; make ``poll`` return. Usually called after the final :meth:`commit`, in the
         task's thread; from another thread when ``poll`` has not returned within a
         second of the stop request (it must then unblock it)."""
-
-    def details(self) -> dict[str, Any]:
-        """Progress for ``tasks[i].details`` in the status (JSON-serialisable; thread-safe)."""
-        return {}
