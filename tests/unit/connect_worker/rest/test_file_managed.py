@@ -58,6 +58,16 @@ def write_pipeline(pipelines: Path, tmp_path: Path, topic: str) -> tuple[Path, d
     return path, {**config, "name": "from-file"}
 
 
+@pytest.fixture
+def watched(
+    watcher: PipelineWatcher, pipelines: Path, tmp_path: Path, topic_name: str
+) -> tuple[Path, dict[str, str]]:
+    """The pipeline file ``from-file.properties``, watched: (its path, its config)."""
+    path, config = write_pipeline(pipelines, tmp_path, topic_name)
+    watcher.start()
+    return path, config
+
+
 def assert_conflict(response: object, path: Path) -> str:
     status = getattr(response, "status_code", None)
     body = getattr(response, "json", dict)()
@@ -71,12 +81,11 @@ def test_rest_writes_to_a_file_connector_are_refused(
     files_client: TestClient,
     watcher: PipelineWatcher,
     herder: StandaloneHerder,
-    pipelines: Path,
+    watched: tuple[Path, dict[str, str]],
     tmp_path: Path,
     topic_name: str,
 ) -> None:
-    path, config = write_pipeline(pipelines, tmp_path, topic_name)
-    watcher.start()
+    path, config = watched
     text = path.read_text()
 
     changed = files_client.put("/connectors/from-file/config", json={**config, "batch.size": 7})
@@ -98,12 +107,11 @@ def test_unchanged_config_and_state_changes_are_allowed(
     files_client: TestClient,
     watcher: PipelineWatcher,
     herder: StandaloneHerder,
-    pipelines: Path,
+    watched: tuple[Path, dict[str, str]],
     tmp_path: Path,
     topic_name: str,
 ) -> None:
-    _, config = write_pipeline(pipelines, tmp_path, topic_name)
-    watcher.start()
+    _, config = watched
 
     same = files_client.put("/connectors/from-file/config", json=config)
     assert same.status_code == 200, same.text
@@ -126,12 +134,11 @@ def test_rest_owns_the_name_again_once_the_file_is_gone(
     files_client: TestClient,
     watcher: PipelineWatcher,
     herder: StandaloneHerder,
-    pipelines: Path,
+    watched: tuple[Path, dict[str, str]],
     tmp_path: Path,
     topic_name: str,
 ) -> None:
-    path, config = write_pipeline(pipelines, tmp_path, topic_name)
-    watcher.start()
+    path, config = watched
     path.unlink()
     wait_for(lambda: watcher.pipeline_file("from-file") is None, "the watcher forgets the file")
     wait_for(lambda: herder.connectors() == [], "the file's connector is deleted")
