@@ -36,12 +36,12 @@ class LogView:
     """Reads topic metadata, offsets and the latest records from the cluster at ``bootstrap``."""
 
     def __init__(self, bootstrap: str, client_props: Mapping[str, str] | None = None) -> None:
-        self._config = {
+        self._consumer_config = {
             **dict(client_props or {}),
             "bootstrap.servers": bootstrap,
-            "default.api.timeout.ms": str(_TIMEOUT_MS),
             "request.timeout.ms": str(_TIMEOUT_MS),
         }
+        self._config = {**self._consumer_config, "default.api.timeout.ms": str(_TIMEOUT_MS)}
         self._lock = threading.Lock()
         self._admin: SyncAdmin | None = None
 
@@ -104,7 +104,7 @@ class LogView:
             for tp in tps
             if ends[tp][0] > starts[tp][0]
         }
-        records = _fetch(self._config, wanted)
+        records = _fetch(self._consumer_config, wanted)
         records.sort(key=lambda r: (r.timestamp, r.offset), reverse=True)
         return [record_json(r) for r in records[:limit]]
 
