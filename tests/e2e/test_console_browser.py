@@ -32,6 +32,7 @@ from harness.standalone_process import (
 CHROMIUM = "chromium"  # Debian's package (Makefile SYSTEM_PACKAGES)
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "console"
 WAIT_MS = 30_000
+SECRET = "hunter2-do-not-show"
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +103,11 @@ def test_the_console_shows_states_traces_and_restarts_a_failed_task(
         errors_deadletterqueue_context_headers_enable="true",
         errors_deadletterqueue_topic_replication_factor=1,
     ))
+    worker.write_pipeline("secret-snk", properties(  # no database there: it fails, masked
+        name="secret-snk", connector_class="JdbcSink", topics="ui-lines",
+        connection_url="jdbc:postgresql://127.0.0.1:1/nowhere", connection_user="u",
+        connection_password=SECRET,
+    ))
     worker.write_pipeline("broken", "name=broken\ntopics=nowhere\n")  # no connector.class
     for name in ("run-src", "run-snk", "paused-src", "dlq-snk"):
         worker.wait_running(name)
@@ -131,6 +137,11 @@ def test_the_console_shows_states_traces_and_restarts_a_failed_task(
         page.wait_for_function(
             """() => { const r = document.querySelector('[data-rate="run-src"]');
                        return r && r.textContent !== '…' && r.textContent !== '0/s'; }""",
+            timeout=WAIT_MS,
+        )
+        page.wait_for_function(  # a few samples, so the screenshot shows a sparkline
+            """() => Number(document.querySelector('#connectors tr[data-connector="run-src"] svg')
+                             ?.dataset.points) >= 5""",
             timeout=WAIT_MS,
         )
         writing.set()
@@ -169,9 +180,18 @@ def test_the_console_shows_states_traces_and_restarts_a_failed_task(
         page.goto(f"{worker.url}/ui/#/connectors/dlq-snk")
         dlq = page.locator("#dlq")
         expect(dlq).to_contain_text("line", timeout=WAIT_MS)
+        expect(dlq.locator("td.error").first).to_contain_text("DataError")
         dlq.locator("details summary").first.click()
         expect(dlq).to_contain_text("__connect.errors.exception.class.name")
         shoot(page, "4-connector-dlq")
+
+        # secrets masked as the REST API masks them
+        page.goto(f"{worker.url}/ui/#/connectors/secret-snk")
+        expect(page.locator("#config")).to_contain_text("connection.password", timeout=WAIT_MS)
+        masked = worker.http.get("/connectors/secret-snk/config").json()["connection.password"]
+        assert SECRET not in page.content() and SECRET not in masked
+        expect(page.locator("#config")).to_contain_text(masked)
+        shoot(page, "5-connector-secret")
 
         # the pipeline files with their problems
         page.click('a[data-nav="pipelines"]')
@@ -179,7 +199,7 @@ def test_the_console_shows_states_traces_and_restarts_a_failed_task(
         expect(broken).to_contain_text("connector.class is missing", timeout=WAIT_MS)
         expect(page.locator('#pipelines tr[data-file="run-src.properties"] .problems-cell'))\
             .to_have_text("OK")
-        shoot(page, "5-pipelines")
+        shoot(page, "6-pipelines")
 
         # the topics with partitions, sizes and a peek at the latest records
         page.click('a[data-nav="topics"]')
@@ -187,7 +207,7 @@ def test_the_console_shows_states_traces_and_restarts_a_failed_task(
         expect(page.locator("#partitions tbody tr")).to_have_count(1, timeout=WAIT_MS)
         expect(page.locator("#peek")).to_contain_text("line ", timeout=WAIT_MS)
         expect(page.locator('#topics tr[data-topic="ui-dlq"]')).to_have_count(1)
-        shoot(page, "6-topics")
+        shoot(page, "7-topics")
     finally:
         writing.set()
         feeder.join(10)

@@ -9,6 +9,7 @@
 
 const POLL_MS = 2000;
 const SPARK_POINTS = 60;            // two minutes at POLL_MS
+const SPARK_MIN_SPAN = 15;          // a young sparkline is drawn over 15 steps, then widens
 const PEEK_LIMIT = 20;
 const DLQ_KEY = "errors.deadletterqueue.topic.name";
 
@@ -133,17 +134,26 @@ function sparkline(connector) {
   const series = metrics.rates[connector] || [];
   const w = 120, h = 26;
   const max = Math.max(1, ...series);
-  const step = w / (SPARK_POINTS - 1);
-  const offset = (SPARK_POINTS - series.length) * step;
-  const points = series.map((v, i) =>
-    `${(offset + i * step).toFixed(1)},${(h - 2 - (v / max) * (h - 4)).toFixed(1)}`);
+  // The newest point is at the right; until MIN_SPAN samples exist they fill the width.
+  const span = Math.max(series.length - 1, SPARK_MIN_SPAN);
+  const step = w / span;
+  const offset = (span - series.length + 1) * step;
+  const y = (v) => (h - 2 - (v / max) * (h - 4)).toFixed(1);
+  const points = series.map((v, i) => `${(offset + i * step).toFixed(1)},${y(v)}`);
   const line = points.join(" ");
-  const area = points.length
+  const area = points.length > 1
     ? `<polygon class="area" points="${offset.toFixed(1)},${h} ${line} ${w},${h}"></polygon>` : "";
   const now = series.length ? series[series.length - 1] : null;
+  const title = series.length
+    ? `records/s over the last ${series.length * POLL_MS / 1000}s, peak ${fmtNumber(Math.max(...series))}/s`
+    : "waiting for a second /metrics sample";
   return `<svg class="spark" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" role="img"
-    aria-label="records per second">${area}<polyline points="${line}"></polyline></svg>
-    <span class="rate" data-rate="${esc(connector)}">${now === null ? "…" : fmtNumber(now) + "/s"}</span>`;
+    data-points="${series.length}"><title>${esc(title)}</title>
+    <rect class="frame" x="0" y="0" width="${w}" height="${h}"></rect>
+    <line class="base" x1="0" y1="${h - 2}" x2="${w}" y2="${h - 2}"></line>${area}
+    <polyline points="${line}"></polyline>${points.length
+      ? `<circle class="now" cx="${w}" cy="${y(now)}" r="2"></circle>` : ""}</svg><span
+    class="rate" data-rate="${esc(connector)}">${now === null ? "…" : fmtNumber(now) + "/s"}</span>`;
 }
 
 // ------------------------------------------------------------------ pages
@@ -175,7 +185,7 @@ async function connectorsPage() {
     `<p class="muted small">Metrics are off on this worker (metrics.enabled=false): no throughput or lag.</p>`;
   return `<h1>Connectors <span class="updated">${names.length} on this worker</span></h1>
     <table id="connectors"><thead><tr><th>Name</th><th>Type</th><th>State</th><th>Tasks</th>
-    <th>Throughput (records/s, last 2 min)</th><th class="num">Sink lag (records)</th></tr></thead>
+    <th>Throughput (records/s, up to 2 min)</th><th class="num">Sink lag (records)</th></tr></thead>
     <tbody>${rows}</tbody></table>${note}`;
 }
 
@@ -232,9 +242,11 @@ async function connectorPage(name) {
       <div><h2>Committed offsets</h2>
         <table id="offsets"><thead><tr><th>Partition</th><th>Offset</th></tr></thead>
         <tbody>${offsetRows}</tbody></table>
-        <h2>Dead-letter queue ${dlqTopic ? `<a class="updated" href="#/topics/${enc(dlqTopic)}">${esc(dlqTopic)}</a>` : ""}</h2>
-        ${dlq}</div>
-    </div>`;
+      </div>
+    </div>
+    <h2>Dead-letter queue ${dlqTopic ? `<a class="updated" href="#/topics/${enc(dlqTopic)}">${esc(dlqTopic)}</a>
+      <span class="updated">(latest ${PEEK_LIMIT}, newest first)</span>` : ""}</h2>
+    ${dlq}`;
 }
 
 async function deadLetters(topic) {
@@ -257,18 +269,38 @@ function data(d) {
   return esc(text) + (d.truncated ? `<span class="muted"> … (cut)</span>` : "");
 }
 
+const ERROR_CLASS = "__connect.errors.exception.class.name";
+const ERROR_MESSAGE = "__connect.errors.exception.message";
+const ERROR_STAGE = "__connect.errors.stage";
+
+function header(record, key) {
+  const h = record.headers.find((x) => x.key === key);
+  return h && h.value && h.value.text !== undefined ? h.value.text : null;
+}
+
+/** The failure a dead-lettered record's context headers describe (empty without them). */
+function errorCell(record) {
+  const cls = header(record, ERROR_CLASS);
+  if (cls === null) return `<span class="muted">no error headers</span>`;
+  const stage = header(record, ERROR_STAGE);
+  return `<div class="error-class mono">${esc(cls)}${stage ? ` <span class="muted">at ${esc(stage)}</span>` : ""}</div>
+    <div class="error-message">${esc(header(record, ERROR_MESSAGE) || "")}</div>`;
+}
+
 function recordsTable(records, id) {
+  const withErrors = id === "dlq";
   const rows = records.map((r) => {
     const headers = r.headers.length ? `<dl class="headers">${r.headers.map((h) =>
       `<dt class="mono">${esc(h.key)}</dt><dd class="mono">${data(h.value)}</dd>`).join("")}</dl>` : "";
     return `<tr><td class="num">${r.partition}</td><td class="num">${r.offset}</td>
-      <td class="mono small">${esc(fmtTime(r.timestamp))}</td>
-      <td class="mono wrap">${data(r.key)}</td>
+      <td class="mono small nowrap">${esc(fmtTime(r.timestamp))}</td>
+      <td class="mono wrap key">${data(r.key)}</td>${withErrors ? `<td class="error">${errorCell(r)}</td>` : ""}
       <td><pre class="value mono">${data(r.value)}</pre>${headers ?
         `<details data-key="${esc(id)}-h-${r.partition}-${r.offset}"><summary>${r.headers.length} header(s)</summary>${headers}</details>` : ""}</td></tr>`;
   }).join("");
   return `<table id="${esc(id)}" class="records"><thead><tr><th class="num">Part.</th><th class="num">Offset</th>
-    <th>Timestamp</th><th>Key</th><th>Value</th></tr></thead><tbody>${rows}</tbody></table>`;
+    <th>Timestamp</th><th>Key</th>${withErrors ? "<th>Error</th>" : ""}<th>Value</th></tr></thead>
+    <tbody>${rows}</tbody></table>`;
 }
 
 async function pipelinesPage() {
@@ -283,11 +315,11 @@ async function pipelinesPage() {
     const problems = f.problems.length
       ? `<ul class="problems">${f.problems.map((p) => `<li>${esc(p)}</li>`).join("")}</ul>`
       : badge("OK", "ok");
-    return `<tr data-file="${esc(f.file)}"><td class="mono">${esc(f.file)}</td>
+    return `<tr data-file="${esc(f.file)}"><td class="mono nowrap">${esc(f.file)}</td>
       <td>${connector ? `<a href="#/connectors/${enc(f.connector)}">${esc(f.connector)}</a>` : esc(f.connector)}</td>
       <td class="mono small">${esc(f.connector_class || "")}</td><td>${state}</td>
       <td class="problems-cell">${problems}</td>
-      <td class="mono small">${esc(fmtTime(f.modified_ms))}</td></tr>`;
+      <td class="mono small nowrap">${esc(fmtTime(f.modified_ms))}</td></tr>`;
   }).join("");
   const table = folder.files.length
     ? `<table id="pipelines"><thead><tr><th>File</th><th>Connector</th><th>Class</th><th>State</th>
