@@ -222,3 +222,20 @@ def _feed(source: Path, done: threading.Event) -> None:
         with source.open("a") as out:
             out.writelines(f"batch {batch} line {i}\n" for i in range(100))
         batch += 1
+
+
+def test_the_console_endpoints_answer_with_kafka_connects_error_body(
+    console_worker: StandaloneProcess,
+) -> None:
+    http = console_worker.http
+    page = http.get("/ui/")
+    assert page.status_code == 200 and "console.js" in page.text
+    assert "default-src 'self'" in page.headers["content-security-policy"]
+    assert http.get("/ui").status_code in (307, 200)
+    missing = http.get("/ui/api/topics/no-such-topic/records")
+    assert missing.status_code == 404
+    assert missing.json() == {"error_code": 404, "message": "Topic no-such-topic does not exist"}
+    assert http.get("/ui/api/topics/x/records", params={"limit": 1000}).status_code in (400, 422)
+    folder = http.get("/ui/api/pipelines").json()
+    assert folder["directory"] == str(console_worker.pipelines) and folder["exists"] is True
+    assert "/ui/api/topics" not in http.get("/openapi.json").json()["paths"]
