@@ -199,6 +199,7 @@ def test_the_console_shows_states_traces_and_restarts_a_failed_task(
         expect(broken).to_contain_text("connector.class is missing", timeout=WAIT_MS)
         expect(page.locator('#pipelines tr[data-file="run-src.properties"] .problems-cell'))\
             .to_have_text("OK")
+        expect(page.locator("#plugins")).to_contain_text("FileStreamSourceConnector")
         shoot(page, "6-pipelines")
 
         # the topics with partitions, sizes and a peek at the latest records

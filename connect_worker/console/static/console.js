@@ -88,7 +88,7 @@ function parseMetrics(text) {
 
 const THROUGHPUT = new Set([
   "kafka_connect_source_task_metrics_source_record_write_total",
-  "kafka_connect_sink_task_metrics_sink_record_send_total",
+  "kafka_connect_sink_task_metrics_sink_record_read_total",
 ]);
 const LAG = "kafka_consumer_consumer_fetch_manager_metrics_records_lag";
 
@@ -304,10 +304,15 @@ function recordsTable(records, id) {
 }
 
 async function pipelinesPage() {
-  const [folder, all] = await Promise.all([
+  const [folder, all, plugins] = await Promise.all([
     get("/ui/api/pipelines"),
     get("/connectors?expand=status").catch(() => ({})),
+    get("/connector-plugins").catch(() => []),
   ]);
+  const pluginRows = plugins.map((p) => `<tr><td class="mono">${esc(p.class)}</td>
+    <td><span class="badge kind">${esc(p.type)}</span></td><td class="mono small">${esc(p.version || "")}</td></tr>`).join("");
+  const pluginTable = `<h2>Connector plugins on this worker</h2><table id="plugins"><thead><tr><th>Class
+    (connector.class also takes the short alias)</th><th>Type</th><th>Version</th></tr></thead><tbody>${pluginRows}</tbody></table>`;
   if (!folder.directory) return `<h1>Pipeline files</h1><div class="empty">This worker watches no pipelines folder.</div>`;
   const rows = folder.files.map((f) => {
     const connector = all[f.connector];
@@ -316,7 +321,7 @@ async function pipelinesPage() {
       ? `<ul class="problems">${f.problems.map((p) => `<li>${esc(p)}</li>`).join("")}</ul>`
       : badge("OK", "ok");
     return `<tr data-file="${esc(f.file)}"><td class="mono nowrap">${esc(f.file)}</td>
-      <td>${connector ? `<a href="#/connectors/${enc(f.connector)}">${esc(f.connector)}</a>` : esc(f.connector)}</td>
+      <td class="nowrap">${connector ? `<a href="#/connectors/${enc(f.connector)}">${esc(f.connector)}</a>` : esc(f.connector)}</td>
       <td class="mono small">${esc(f.connector_class || "")}</td><td>${state}</td>
       <td class="problems-cell">${problems}</td>
       <td class="mono small nowrap">${esc(fmtTime(f.modified_ms))}</td></tr>`;
@@ -328,7 +333,7 @@ async function pipelinesPage() {
   const bad = folder.files.filter((f) => f.problems.length).length;
   return `<h1>Pipeline files <span class="updated mono">${esc(folder.directory)}</span></h1>
     <p class="muted">${folder.files.length} file(s), ${bad} with problems. Each file is one connector;
-    edit or delete the file to change it (REST refuses with 409).</p>${table}`;
+    edit or delete the file to change it (REST refuses with 409).</p>${table}${pluginTable}`;
 }
 
 async function topicsPage(selected) {
