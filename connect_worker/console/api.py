@@ -71,10 +71,10 @@ def latest_records(
 ) -> dict[str, Any]:
     log = _log(request)
     try:
-        known = {t["name"] for t in log.topics()}
+        known = log.has_topic(topic)
     except Exception as exc:
         raise _unreachable(exc) from exc
-    if topic not in known:
+    if not known:
         raise RestError(404, f"Topic {topic} does not exist")
     try:
         return {"topic": topic, "records": log.latest_records(topic, limit)}

@@ -8,7 +8,9 @@ minus start: the protocol subset the broker serves has no DescribeLogDirs for
 bytes), and a Fetch from a short-lived consumer for the latest records.
 
 One admin client is kept and dropped after a failure (the next call starts a
-fresh one), as :class:`~connect_worker.log_probe.LogProbe` does. A peek is
+fresh one), as :class:`~connect_worker.log_probe.LogProbe` does. The last peek
+is kept and answered again while the partitions' offsets have not moved (the
+page polls every few seconds; a quiet topic costs two ListOffsets, no Fetch). A peek is
 bounded: at most :data:`PEEK_MAX_RECORDS` records, values cut at
 :data:`VALUE_MAX_CHARS` characters, and :data:`PEEK_TIMEOUT_S` seconds.
 """
@@ -44,6 +46,7 @@ class LogView:
         self._config = {**self._consumer_config, "default.api.timeout.ms": str(_TIMEOUT_MS)}
         self._lock = threading.Lock()
         self._admin: SyncAdmin | None = None
+        self._last_peek: tuple[object, list[dict[str, Any]]] | None = None  # key, records
 
     def topics(self) -> list[dict[str, Any]]:
         """Each topic (internal ones too, flagged) with its partitions' replicas and offsets."""
@@ -104,9 +107,23 @@ class LogView:
             for tp in tps
             if ends[tp][0] > starts[tp][0]
         }
+        key = (topic, limit, tuple(sorted((tp.partition, r) for tp, r in wanted.items())))
+        cached = self._last_peek
+        if cached is not None and cached[0] == key:  # nothing new: the page polls every 2 s
+            return cached[1]
         records = _fetch(self._consumer_config, wanted)
         records.sort(key=lambda r: (r.timestamp, r.offset), reverse=True)
-        return [record_json(r) for r in records[:limit]]
+        shown = [record_json(r) for r in records[:limit]]
+        self._last_peek = (key, shown)
+        return shown
+
+    def has_topic(self, topic: str) -> bool:
+        with self._lock:
+            try:
+                return topic in self._client().list_topics(include_internal=True)
+            except Exception:
+                self._drop()
+                raise
 
     def _client(self) -> SyncAdmin:
         if self._admin is None:
