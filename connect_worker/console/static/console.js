@@ -462,13 +462,17 @@ async function workerInfo() {
   }
 }
 
-async function tick() {
-  await metrics.poll();
-  await refresh();
+/** Poll, then wait POLL_MS: a slow answer never piles requests up. A hidden tab polls nothing. */
+async function loop() {
+  if (!document.hidden) {
+    await metrics.poll();
+    await refresh();
+  }
+  setTimeout(loop, POLL_MS);
 }
 
 window.addEventListener("hashchange", () => { notice.hidden = true; refresh(); });
+document.addEventListener("visibilitychange", () => { if (!document.hidden) refresh(); });
 workerInfo();
-tick();
-setInterval(tick, POLL_MS);
-setInterval(workerInfo, 10 * POLL_MS);
+loop();
+setInterval(() => { if (!document.hidden) workerInfo(); }, 10 * POLL_MS);
