@@ -45,6 +45,7 @@ from typing import Any
 
 import uvicorn
 
+from connect_worker import console
 from connect_worker.cli.broker import EmbeddedBroker
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.log_context import use_json_lines
@@ -217,6 +218,14 @@ def _start_all(
         pipeline_files=pipeline_file,
         log_check=probe.problem,
     )
+    sources = console.connect(
+        app,
+        bootstrap=bootstrap,
+        client_props=config.converter_props("admin"),
+        pipelines_dir=Path(config.pipelines_dir),
+        worker_props=worker_props,
+    )
+    running.callback(_quietly, sources.close, "console")
     running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
     log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)
     watcher.start()

@@ -7,7 +7,8 @@ their own modules (:mod:`.connectors`, :mod:`.lifecycle`, :mod:`.offsets`,
 OpenAPI documentation is served at ``/docs`` (Swagger UI) and ``/redoc``
 (schema at ``/openapi.json``); their scripts and styles come from the worker
 itself (``/static-offline-docs/``, shipped by the ``fastapi-offline`` package),
-so the pages work without internet access.
+so the pages work without internet access. The web console is mounted at ``/ui``
+(:mod:`connect_worker.console`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from fastapi import APIRouter, FastAPI, Request
 from fastapi_offline import FastAPIOffline
 
+from connect_worker import console
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.rest import admin, connectors, health, lifecycle, metrics, offsets, plugins
@@ -69,6 +71,7 @@ def create_app(
     for router in (*routers, offsets.router, plugins.router):
         app.include_router(router)
     app.include_router(admin.router)
+    console.mount(app)  # /ui: static pages over this API (connect_worker/console)
     app.add_middleware(BodyLimit, max_bytes=request_max_bytes)
     return app
 
