@@ -180,3 +180,39 @@ def test_a_killed_active_controller_is_replaced_and_its_broker_fenced(
     with pytest.raises(KafkaException) as raised:
         _create(cluster, "three-of-two", 3)
     assert raised.value.args[0].name() == "INVALID_REPLICATION_FACTOR"
+
+
+def test_sigterm_moves_leadership_away_before_the_process_stops(tmp_path: Path) -> None:
+    # a session far longer than the wait: only a controlled shutdown can move the leader
+    nodes = LocalCluster(tmp_path, **{"broker.session.timeout.ms": "600000"}).start()
+    try:
+        nodes.wait_registered()
+        _create(nodes, "moving", 3)
+        wait_for(lambda: _isr(_partition(nodes, "moving")) == [1, 2, 3], "ISR of 3")
+        leader = _partition(nodes, "moving")["leader"]
+        assert nodes.nodes[leader].kill(signal.SIGTERM) == 0
+        survivors = sorted(set(nodes.nodes) - {leader})
+        nodes.wait_registered(survivors)
+        p = _partition(nodes, "moving")
+        assert p["leader"] in survivors
+        assert _isr(p) == survivors
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for node in nodes.nodes.values():
+            node.kill(signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_node_restarted_within_its_old_session_registers_once_it_expires(
+    cluster: LocalCluster,
+) -> None:
+    _create(cluster, "quick", 3)
+    wait_for(lambda: _isr(_partition(cluster, "quick")) == [1, 2, 3], "ISR of 3")
+    node = cluster.nodes[_partition(cluster, "quick")["leader"]]
+    node.kill(signal.SIGKILL)
+    node.start()
+    cluster.wait_registered([1, 2, 3])
+    wait_for(lambda: _isr(_partition(cluster, "quick")) == [1, 2, 3], "the ISR back to 3")
+    assert "still has a session" in node.log_text()
