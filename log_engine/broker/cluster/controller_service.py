@@ -110,6 +110,10 @@ class ControllerService:
         except RaftError as exc:
             log.info("controller: append failed (%s); renouncing", exc)
             self.controller.renounce()
+            if self._quorum.leader.leader_id == self._quorum.node_id:
+                # still the Raft leader: resign, so an election activates a controller again
+                with contextlib.suppress(RaftError):
+                    await self._quorum.resign()
             return refused()
         return response
 

@@ -216,3 +216,24 @@ def test_a_node_restarted_within_its_old_session_registers_once_it_expires(
     cluster.wait_registered([1, 2, 3])
     wait_for(lambda: _isr(_partition(cluster, "quick")) == [1, 2, 3], "the ISR back to 3")
     assert "still has a session" in node.log_text()
+
+
+def _produce_error(cluster: LocalCluster, topic: str) -> str | None:
+    """The error of one acks=all record sent without retries (None: acknowledged)."""
+    outcome: list[Any] = []
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap, "acks": "all", "retries": 0, "linger.ms": 0}
+    )
+    producer.produce(topic, b"x", on_delivery=lambda err, msg: outcome.append(err))
+    producer.flush(30)
+    (err,) = outcome
+    return None if err is None else str(err.name())
+
+
+def test_min_insync_replicas_comes_from_the_topic_config(cluster: LocalCluster) -> None:
+    _create(cluster, "strict", 2, **{"min.insync.replicas": "3"})
+    _create(cluster, "relaxed", 2, **{"min.insync.replicas": "2"})
+    wait_for(lambda: len(_isr(_partition(cluster, "strict"))) == 2, "strict's ISR")
+    wait_for(lambda: len(_isr(_partition(cluster, "relaxed"))) == 2, "relaxed's ISR")
+    assert _produce_error(cluster, "strict") == "NOT_ENOUGH_REPLICAS"
+    assert _produce_error(cluster, "relaxed") is None
