@@ -93,6 +93,28 @@ def test_a_replication_factor_above_the_live_brokers_is_refused_clearly(
 
 def test_acked_records_survive_a_killed_leader_and_the_isr_heals(cluster: LocalCluster) -> None:
     _create(cluster, "orders", 3, **{"min.insync.replicas": "2"})
+    _survive_a_killed_leader(cluster)
+
+
+@pytest.mark.slow
+def test_acked_records_survive_killing_the_leader_that_is_also_the_active_controller(
+    cluster: LocalCluster,
+) -> None:
+    controller = describe_quorum_sync("127.0.0.1", cluster.nodes[1].controller_port).leader_id
+    others = [n for n in sorted(cluster.nodes) if n != controller]
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    topic = NewTopic(
+        "orders",
+        num_partitions=1,
+        replica_assignment=[[controller, *others]],
+        config={"min.insync.replicas": "2"},
+    )
+    admin.create_topics([topic], operation_timeout=30)["orders"].result(timeout=60)
+    assert _partition(cluster, "orders")["leader"] == controller
+    _survive_a_killed_leader(cluster)
+
+
+def _survive_a_killed_leader(cluster: LocalCluster) -> None:
     wait_for(lambda: _isr(_partition(cluster, "orders")) == [1, 2, 3], "ISR of 3")
     acked: list[bytes] = []
     errors: list[str] = []
