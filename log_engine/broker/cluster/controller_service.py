@@ -63,6 +63,8 @@ class ControllerService:
     def start(self) -> None:
         self.controller.attach(self._listener)
         self._listener.subscribe(lambda _update: None, self._on_leader_change)
+        # the quorum started first: a lone voter has already elected itself
+        self.controller.on_leader_change(self._listener.leader)
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
 
     async def stop(self) -> None:

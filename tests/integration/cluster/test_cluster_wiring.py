@@ -259,3 +259,20 @@ def test_min_insync_replicas_comes_from_the_topic_config(cluster: LocalCluster) 
     wait_for(lambda: len(_isr(_partition(cluster, "relaxed"))) == 2, "relaxed's ISR")
     assert _produce_error(cluster, "strict") == "NOT_ENOUGH_REPLICAS"
     assert _produce_error(cluster, "relaxed") is None
+
+
+def test_a_broker_only_node_registers_and_hosts_replicas(tmp_path: Path) -> None:
+    nodes = LocalCluster(tmp_path, size=1, brokers_only=2).start()
+    try:
+        nodes.wait_registered([1, 2, 3])
+        _create(nodes, "spread", 3)
+        wait_for(lambda: _isr(_partition(nodes, "spread")) == [1, 2, 3], "ISR of 3")
+        assert _produce_error(nodes, "spread") is None
+        for node in nodes.nodes.values():
+            assert _read_all(node.bootstrap, "spread") == [b"x"]
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for node in nodes.nodes.values():
+            node.kill(signal.SIGKILL)
