@@ -7,6 +7,7 @@ confluent_kafka), real ``kill -9``.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import time
 from collections.abc import Iterator
@@ -19,7 +20,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster import LocalCluster
 from harness.wait import wait_for
+from log_engine.client.config import ClientConfig
+from log_engine.client.connection import BrokerConnection
 from log_engine.client.quorum import describe_quorum_sync
+from log_engine.protocol import ApiKey
 
 SESSION_TIMEOUT_MS = 3000
 
@@ -276,3 +280,55 @@ def test_a_broker_only_node_registers_and_hosts_replicas(tmp_path: Path) -> None
     finally:
         for node in nodes.nodes.values():
             node.kill(signal.SIGKILL)
+
+
+def test_a_consumer_group_reads_and_commits_at_one_coordinator(cluster: LocalCluster) -> None:
+    # every broker names the same coordinator (each used to name itself: a group's
+    # members, or one member's requests, could land on different brokers and get
+    # UNKNOWN_MEMBER_ID)
+    coordinators = {_find_coordinator(node.broker_port, "grp") for node in cluster.nodes.values()}
+    assert len(coordinators) == 1
+    _create(cluster, "grouped", 3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(10):
+        producer.produce("grouped", f"m{i}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "grp",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe(["grouped"])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while len(got) < 10 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None and msg.error() is None:
+            got.append(msg.value())
+    consumer.commit(asynchronous=False)
+    (committed,) = consumer.committed([TopicPartition("grouped", 0)], timeout=10)
+    consumer.close()
+    assert got == [f"m{i}".encode() for i in range(10)]
+    assert committed.offset == 10
+    with pytest.raises(KafkaException) as raised:
+        _create(cluster, "__consumer_offsets", 3)
+    assert raised.value.args[0].name() == "TOPIC_EXCEPTION"  # librdkafka's name for 17
+
+
+def _find_coordinator(port: int, group: str) -> int:
+    async def ask() -> int:
+        config = ClientConfig.from_mapping({"bootstrap.servers": [f"127.0.0.1:{port}"]})
+        connection = await BrokerConnection.open("127.0.0.1", port, config)
+        try:
+            body = await connection.send(
+                ApiKey.FIND_COORDINATOR, {"key": group, "key_type": 0}, version=2
+            )
+        finally:
+            connection.close()
+        assert body["error_code"] == 0
+        return int(body["node_id"])
+
+    return asyncio.run(ask())
