@@ -193,6 +193,7 @@ def _read_all(bootstrap: str, topic: str) -> list[bytes]:
     return values
 
 
+@pytest.mark.slow
 def test_a_killed_active_controller_is_replaced_and_its_broker_fenced(
     cluster: LocalCluster,
 ) -> None:
