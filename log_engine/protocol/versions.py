@@ -142,7 +142,8 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
 APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
 brokers' calls to the active controller (registration, heartbeats,
 AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics that brokers
-forward for their clients (classic versions, as on the client listener). Flexible versions: decision 1's
+forward for their clients (classic versions, as on the client listener).
+Flexible versions: decision 1's
 classic-only rule is about the client-facing listener; the controller listener
 is spoken by Sluice nodes, which send these APIs at fixed versions (not through
 :data:`CLIENT_VERSIONS`)."""
