@@ -15,6 +15,7 @@ class Sent:
     partition: int
     seq: int  # the producer's send order on this partition
     value: bytes
+    at: float = 0.0  # time.monotonic() when sent
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,7 @@ class Acked:
     value: bytes
     partition: int
     offset: int
+    at: float = 0.0  # time.monotonic() when acknowledged
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +61,12 @@ class History:
             seq = self._next_seq.get((producer, partition), 0)
             self._next_seq[(producer, partition)] = seq + 1
             value = f"{producer}:{partition}:{seq}".encode()
-            self.sent[value] = Sent(producer, partition, seq, value)
+            self.sent[value] = Sent(producer, partition, seq, value, time.monotonic())
             return value
 
     def ack(self, value: bytes, partition: int, offset: int) -> None:
         with self._lock:
-            self.acked.append(Acked(value, partition, offset))
+            self.acked.append(Acked(value, partition, offset, time.monotonic()))
 
     def fail(self, value: bytes, error: str) -> None:
         """The client gave up on the record: it may or may not be stored."""
@@ -78,6 +80,20 @@ class History:
     def event(self, what: str) -> None:
         with self._lock:
             self.events.append((time.monotonic() - self._started, what))
+
+    def acked_between(self, sent_after: float, acked_before: float) -> list[Acked]:
+        """Acknowledgements, before ``acked_before``, of records sent after ``sent_after``."""
+        with self._lock:
+            return [
+                a
+                for a in self.acked
+                if a.at < acked_before and self.sent[a.value].at > sent_after
+            ]
+
+    def failed_since(self, sent_after: float) -> int:
+        """How many records sent after ``sent_after`` the clients gave up on."""
+        with self._lock:
+            return sum(1 for v in self.failed if self.sent[v].at > sent_after)
 
     def acked_count(self) -> int:
         with self._lock:
