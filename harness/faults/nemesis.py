@@ -1,4 +1,4 @@
-"""The nemesis: faults on a seeded schedule against a :class:`~harness.cluster.Cluster`.
+"""The nemesis: faults on a seeded schedule against a :class:`~harness.faults.cluster.Cluster`.
 
 Each fault acts, lets the clients run into it, heals, and waits until the
 cluster has recovered (a quorum leader, every broker unfenced, every partition's
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from harness.cluster import Cluster
+from harness.faults.cluster import Cluster
 from harness.faults.history import History
 from harness.wait import wait_for
 

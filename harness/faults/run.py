@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.cluster import Cluster
+from harness.faults.cluster import Cluster
 from harness.faults.checker import FinalState, check
 from harness.faults.history import History
 from harness.faults.nemesis import Nemesis
