@@ -19,6 +19,7 @@ import logging
 import time
 from typing import Any
 
+from log_engine.broker.cluster.node import ClusterNode
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
@@ -27,6 +28,7 @@ from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
+from log_engine.metadata.listener import MetadataListener
 from log_engine.records import record_check
 from log_engine.replication.quorum import ControllerQuorum, ensure_formatted
 from log_engine.replication.raft import RaftListener
@@ -46,6 +48,10 @@ class Broker:
         self.node_id = config.node_id
         self.cluster: ClusterConfig | None = config.cluster
         self.cluster_id = self.cluster.cluster_id if self.cluster else CLUSTER_ID
+        metadata: MetadataListener | None = None
+        if self.cluster is not None and quorum_listener is None:
+            metadata = MetadataListener()
+            quorum_listener = metadata
         self.quorum: ControllerQuorum | None = (
             ControllerQuorum(self.cluster, config.log_dir, quorum_listener)
             if self.cluster
@@ -67,6 +73,11 @@ class Broker:
         self.producer_ids: ProducerIdManager
         self.server = BrokerServer(self)
         self.replicas = ReplicaManager(self)
+        self.cluster_node: ClusterNode | None = (
+            ClusterNode(self, metadata) if metadata is not None else None
+        )
+        """The cluster wiring (metadata image, controller, registration); None for a
+        single node, or when a test passes its own ``quorum_listener``."""
         self._maintenance: asyncio.Task[None] | None = None
         self._maintenance_run: asyncio.Future[None] | None = None
 
@@ -89,8 +100,12 @@ class Broker:
         if self.cluster is not None:
             ensure_formatted(self.config.log_dir, self.cluster.cluster_id, self.node_id)
         await self._start_quorum()
+        if self.cluster_node is not None:
+            self.cluster_node.start_controller()
         if self.serves_clients:
             await self._start_broker()
+            if self.cluster_node is not None:
+                self.cluster_node.start_broker()
         log.info("node %d started in %.2fs", self.node_id, time.monotonic() - started)
 
     async def _start_quorum(self) -> None:
@@ -127,7 +142,8 @@ class Broker:
         )
         self.producer_ids = ProducerIdManager(self.config.log_dir)
         self.groups.start()
-        await self.server.start(self.config.listener)
+        # a clustered broker accepts clients once the controller unfenced it
+        await self.server.start(self.config.listener, accepting=self.cluster_node is None)
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain())
         log.info(
             "broker %d listening on %s (advertised %s), %d topics, started in %.2fs",
@@ -144,6 +160,8 @@ class Broker:
             )
 
     async def stop(self) -> None:
+        if self.cluster_node is not None:
+            await self.cluster_node.stop()
         if self.controller_server is not None:
             await self.controller_server.stop()
         if self.quorum is not None:

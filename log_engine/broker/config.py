@@ -137,6 +137,30 @@ class BrokerConfig(BaseModel):
         gt=0,
         description="Time before an unanswered quorum request is sent again.",
     )
+    broker_heartbeat_interval_ms: int = Field(
+        2000,
+        alias="broker.heartbeat.interval.ms",
+        gt=0,
+        description="How often a clustered broker heartbeats to the active controller.",
+    )
+    broker_session_timeout_ms: int = Field(
+        9000,
+        alias="broker.session.timeout.ms",
+        gt=0,
+        description="A broker without a heartbeat for this long is fenced by the controller.",
+    )
+    unclean_leader_election_enable: bool = Field(
+        False,
+        alias="unclean.leader.election.enable",
+        description="Elect a replica outside the ISR when none is left (may lose "
+        "acknowledged records); a topic config overrides it.",
+    )
+    metadata_log_max_record_bytes_between_snapshots: int = Field(
+        20 * 1024 * 1024,
+        alias="metadata.log.max.record.bytes.between.snapshots",
+        gt=0,
+        description="Metadata record bytes applied before a node snapshots its image.",
+    )
     cluster_id: str | None = Field(
         None,
         alias="cluster.id",

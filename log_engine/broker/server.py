@@ -78,8 +78,11 @@ class BrokerServer:
         self.memory = RequestMemoryPool(config.queued_max_request_bytes)
         self.port = 0
         self.address = ""
+        self._accepting = asyncio.Event()
 
-    async def start(self, listener: Listener) -> None:
+    async def start(self, listener: Listener, *, accepting: bool = True) -> None:
+        """Bind and listen; with ``accepting=False`` connections wait in the backlog
+        until :meth:`open` (a clustered broker not yet unfenced)."""
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -89,7 +92,13 @@ class BrokerServer:
         self._sock = sock
         self.port = sock.getsockname()[1]
         self.address = f"{listener.host}:{self.port}"
+        if accepting:
+            self._accepting.set()
         self._accept_task = asyncio.get_running_loop().create_task(self._accept())
+
+    def open(self) -> None:
+        """Start accepting connections (after ``start(accepting=False)``)."""
+        self._accepting.set()
 
     async def stop(self) -> None:
         if self._accept_task:
@@ -108,6 +117,7 @@ class BrokerServer:
     async def _accept(self) -> None:
         assert self._sock is not None
         loop = asyncio.get_running_loop()
+        await self._accepting.wait()
         while True:
             try:
                 client, address = await loop.sock_accept(self._sock)

@@ -1,11 +1,15 @@
 """Topic administration: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
-DeleteRecords."""
+DeleteRecords.
+
+On a clustered broker CreateTopics and DeleteTopics go to the active controller
+(``cluster/admin.py``)."""
 
 from __future__ import annotations
 
 import logging
 from typing import Any
 
+from log_engine.broker.cluster import admin as cluster_admin
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec
 from log_engine.errors import ErrorCode, KafkaError
@@ -20,6 +24,9 @@ SOURCE_DEFAULT = 5
 
 
 async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.broker.cluster_node is not None:
+        topics = await cluster_admin.create_topics(ctx.broker.cluster_node, body)
+        return {"throttle_time_ms": 0, "topics": topics}
     config = ctx.broker.config
     results = []
     for topic in body["topics"]:
@@ -57,6 +64,9 @@ async def handle_create_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
 
 
 async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.broker.cluster_node is not None:
+        responses = await cluster_admin.delete_topics(ctx.broker.cluster_node, body)
+        return {"throttle_time_ms": 0, "responses": responses}
     responses = []
     for name in body["topic_names"]:
         result = {"name": name, "error_code": 0, "error_message": None}

@@ -1,6 +1,7 @@
 """ApiVersions and Metadata.
 
-A single node answers with itself as every partition's leader. Once the
+A single node answers with itself as every partition's leader; a clustered
+broker answers from its metadata image (``cluster/metadata_answer.py``). Once the
 replica manager has partition states (a cluster), Metadata lists the
 cluster's unfenced brokers and each partition's leader, leader epoch,
 replicas and ISR as the controller last decided them, so clients follow the
@@ -12,6 +13,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from log_engine.broker.cluster.metadata_answer import metadata_response
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec, validate_topic_name
 from log_engine.errors import ErrorCode
@@ -30,6 +32,8 @@ async def handle_api_versions(ctx: RequestContext, body: dict[str, Any]) -> dict
 
 async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     broker = ctx.broker
+    if broker.cluster_node is not None:
+        return await metadata_response(ctx, broker.cluster_node, body)
     requested = body.get("topics")
     if requested is None or (ctx.version == 0 and not requested):
         names = sorted(set(broker.topics.topics()) | {t for t, _ in broker.replicas.states})

@@ -32,7 +32,10 @@ Each broker's :class:`ProducerIdManager` counts on its own, so two producers
 initialized on two brokers would get the same id, and the leader would take
 one's batches for the other's duplicates. Until the controller hands out id
 blocks (Kafka's AllocateProducerIds), ``(node.id + 1) << 40 | local id`` keeps
-ids unique across the cluster; a single node keeps its plain ids.
+ids unique across the cluster; a single node keeps its plain ids. A broker wired
+to a controller quorum (``broker.cluster_node``) takes its ids from
+AllocateProducerIds blocks instead; this numbering remains for brokers whose
+partition states a test applies by hand.
 """
 
 
@@ -149,7 +152,11 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
             "producer_epoch": -1,
         }
     try:
-        producer_id = ctx.broker.producer_ids.next_id()
+        node = ctx.broker.cluster_node
+        if node is not None:
+            producer_id = await node.producer_ids.next_id()
+        else:
+            producer_id = ctx.broker.producer_ids.next_id()
     except KafkaError as exc:
         log.warning("InitProducerId from %s failed: %s", ctx.peer, exc)
         return {
@@ -158,6 +165,6 @@ async def handle_init_producer_id(ctx: RequestContext, body: dict[str, Any]) -> 
             "producer_id": -1,
             "producer_epoch": -1,
         }
-    if ctx.broker.replicas.clustered:
+    if ctx.broker.cluster_node is None and ctx.broker.replicas.clustered:
         producer_id |= (ctx.broker.node_id + 1) << _CLUSTER_ID_SHIFT
     return {"throttle_time_ms": 0, "error_code": 0, "producer_id": producer_id, "producer_epoch": 0}

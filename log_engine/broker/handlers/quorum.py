@@ -14,6 +14,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from log_engine.broker.handlers import controller
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
@@ -129,6 +130,12 @@ CONTROLLER_HANDLERS: dict[
     ApiKey.FETCH: handle_quorum_request,
     ApiKey.FETCH_SNAPSHOT: handle_quorum_request,
     ApiKey.DESCRIBE_QUORUM: handle_describe_quorum,
+    ApiKey.ALTER_PARTITION: controller.handle_controller_api,
+    ApiKey.BROKER_REGISTRATION: controller.handle_controller_api,
+    ApiKey.BROKER_HEARTBEAT: controller.handle_controller_api,
+    ApiKey.ALLOCATE_PRODUCER_IDS: controller.handle_controller_api,
+    ApiKey.CREATE_TOPICS: controller.handle_create_topics,
+    ApiKey.DELETE_TOPICS: controller.handle_delete_topics,
 }
-"""What the controller listener dispatches on (see ``CONTROLLER_VERSIONS``); the
-controller's own APIs (BrokerRegistration, BrokerHeartbeat, ...) join this table."""
+"""What the controller listener dispatches on (see ``CONTROLLER_VERSIONS``): the
+quorum's APIs, and the active controller's (``handlers/controller.py``)."""

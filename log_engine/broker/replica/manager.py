@@ -136,6 +136,14 @@ class ReplicaManager:
         if partition is not None and (partition.state is None or partition.state != state):
             partition.become_follower(state)
 
+    def forget(self, states: Iterable[PartitionState]) -> None:
+        """Partitions whose topic was deleted: stop fetching them and drop their states."""
+        for state in states:
+            self._unfollow(state.topic, state.partition)
+            self.states.pop((state.topic, state.partition), None)
+        if self._fetchers:
+            self._restart_moved_fetchers()
+
     def hosts_elsewhere(self, topic: str, index: int) -> bool:
         """Whether the controller knows this partition but places no replica here."""
         state = self.states.get((topic, index))

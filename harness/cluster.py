@@ -1,0 +1,129 @@
+"""A local cluster of ``sluice broker`` processes for tests: ``LocalCluster``.
+
+Writes one properties file per node (combined broker and controller voters, on
+free loopback ports, as ``configs/cluster/`` does on fixed ones) and starts each
+as ``sluice broker <file>``, a real process that tests kill (-9), stop and
+restart. ``wait_registered`` waits until every running broker is unfenced in
+the Metadata a broker answers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from harness.broker_process import free_port
+from harness.wait import wait_for
+
+_STOP_TIMEOUT_S = 30
+
+
+class ClusterNode:
+    """One node's process, properties file and ports."""
+
+    def __init__(self, node_id: int, directory: Path, broker_port: int, controller_port: int):
+        self.node_id = node_id
+        self.directory = directory
+        self.broker_port = broker_port
+        self.controller_port = controller_port
+        self.properties = directory / f"node{node_id}.properties"
+        self.log_path = directory / f"node{node_id}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.broker_port}"
+
+    def start(self) -> None:
+        out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "connect_worker.cli", "broker", str(self.properties)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+        out.close()
+
+    def kill(self, sig: int = signal.SIGKILL) -> int:
+        if self.process is None:
+            return 0
+        if self.process.poll() is None:
+            os.kill(self.process.pid, sig)
+        code = self.process.wait(timeout=_STOP_TIMEOUT_S)
+        self.process = None
+        return code
+
+    def is_alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def log_text(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+
+class LocalCluster:
+    """``size`` combined nodes (broker + controller voter) under ``directory``."""
+
+    def __init__(self, directory: Path, size: int = 3, **overrides: str) -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.nodes = {
+            n: ClusterNode(n, directory, free_port(), free_port()) for n in range(1, size + 1)
+        }
+        voters = ",".join(
+            f"{n}@127.0.0.1:{node.controller_port}" for n, node in self.nodes.items()
+        )
+        for n, node in self.nodes.items():
+            props = {
+                "process.roles": "broker,controller",
+                "node.id": str(n),
+                "controller.quorum.voters": voters,
+                "controller.listener.names": "CONTROLLER",
+                "listeners": f"PLAINTEXT://127.0.0.1:{node.broker_port},"
+                f"CONTROLLER://127.0.0.1:{node.controller_port}",
+                "inter.broker.listener.name": "PLAINTEXT",
+                "log.dirs": str(directory / f"data{n}"),
+                "group.initial.rebalance.delay.ms": "0",
+                "offsets.topic.num.partitions": "1",
+                **overrides,
+            }
+            node.properties.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(node.bootstrap for node in self.nodes.values() if node.is_alive())
+
+    def start(self) -> LocalCluster:
+        for node in self.nodes.values():
+            node.start()
+        return self
+
+    def stop(self) -> None:
+        for node in self.nodes.values():
+            node.kill(signal.SIGTERM)
+
+    def metadata(self, topic: str | None = None) -> dict[str, object]:
+        """``kcat -L -J`` against the running brokers."""
+        args = ["kcat", "-L", "-J", "-b", self.bootstrap, "-m", "5"]
+        if topic is not None:
+            args += ["-t", topic]
+        result = subprocess.run(args, capture_output=True, text=True, timeout=30, check=True)
+        return dict(json.loads(result.stdout))
+
+    def live_broker_ids(self) -> list[int]:
+        return sorted(int(b["id"]) for b in self.metadata()["brokers"])  # type: ignore[attr-defined]
+
+    def wait_registered(self, ids: list[int] | None = None, timeout_s: float = 60) -> None:
+        """Wait until Metadata lists exactly ``ids`` (default: every running node) as brokers."""
+        wanted = ids if ids is not None else [n for n, v in self.nodes.items() if v.is_alive()]
+        wait_for(
+            lambda: self.live_broker_ids() == sorted(wanted),
+            f"brokers {wanted} registered and unfenced",
+            timeout_s,
+            retry_on=(subprocess.SubprocessError, ValueError, KeyError),
+        )
+
+    def logs(self) -> str:
+        return "\n".join(f"--- node {n}\n{v.log_text()[-4000:]}" for n, v in self.nodes.items())

@@ -1,0 +1,154 @@
+"""CreateTopics and DeleteTopics on a clustered broker: decided by the active controller.
+
+Any broker takes the client's request and forwards it to the active controller
+on the controller listener (as Kafka forwards admin requests to its KRaft
+controller); the controller places the replicas over the unfenced brokers
+(``default.replication.factor`` for -1) and refuses a replication factor larger
+than the live brokers with INVALID_REPLICATION_FACTOR and a message naming
+them. The client is answered once the change is in this broker's own metadata
+image, so a Metadata request right after sees it. Topic configs are checked
+here first (unknown keys or bad values: INVALID_CONFIG).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from log_engine.broker.cluster.channel import NOT_CONTROLLER
+from log_engine.errors import ErrorCode, InvalidConfigError
+from log_engine.protocol import ApiKey
+from log_engine.storage.config import LogConfig
+
+if TYPE_CHECKING:
+    from log_engine.broker.cluster.node import ClusterNode
+
+log = logging.getLogger(__name__)
+
+CREATE_TOPICS_VERSION = 4
+DELETE_TOPICS_VERSION = 3
+_CLUSTER_TOPIC_KEYS = frozenset({"unclean.leader.election.enable"})
+_POLL_S = 0.01
+Body = dict[str, Any]
+
+
+def _any_not_controller(body: Body, key: str) -> bool:
+    return any(t.get("error_code") == NOT_CONTROLLER for t in body.get(key, ()))
+
+
+def _config_error(configs: dict[str, str]) -> str | None:
+    log_keys = {k: v for k, v in configs.items() if k not in _CLUSTER_TOPIC_KEYS}
+    try:
+        LogConfig.from_properties(log_keys)
+    except (InvalidConfigError, ValueError) as exc:
+        return f"invalid topic config: {getattr(exc, 'detail', exc)}"
+    return None
+
+
+async def create_topics(node: ClusterNode, body: Body) -> list[Body]:
+    """The CreateTopics results (one per topic of ``body``)."""
+    timeout_ms = max(int(body.get("timeout_ms") or 30_000), 1000)
+    results: dict[str, Body] = {}
+    forward = []
+    for topic in body["topics"]:
+        name = topic["name"]
+        configs = {c["name"]: c["value"] for c in topic["configs"] if c["value"] is not None}
+        result = {
+            "name": name,
+            "error_code": 0,
+            "error_message": None,
+            "num_partitions": topic["num_partitions"],
+            "replication_factor": topic["replication_factor"],
+            "configs": [],
+        }
+        results[name] = result
+        problem = _config_error(configs)
+        if problem is not None:
+            result.update(error_code=int(ErrorCode.INVALID_CONFIG), error_message=problem)
+            continue
+        forward.append(
+            {
+                "name": name,
+                "num_partitions": topic["num_partitions"],
+                "replication_factor": topic["replication_factor"],
+                "assignments": topic["assignments"],
+                "configs": [{"name": k, "value": v} for k, v in configs.items()],
+            }
+        )
+    if forward:
+        request = {
+            "topics": forward,
+            "timeout_ms": timeout_ms,
+            "validate_only": bool(body.get("validate_only")),
+        }
+        answer = await node.channel.send(
+            ApiKey.CREATE_TOPICS,
+            CREATE_TOPICS_VERSION,
+            request,
+            timeout_ms,
+            retry_if=lambda b: _any_not_controller(b, "topics"),
+        )
+        created = []
+        for entry in forward:
+            outcome = _outcome(answer, "topics", entry["name"])
+            results[entry["name"]].update(outcome)
+            if outcome["error_code"] == 0 and not request["validate_only"]:
+                created.append(entry["name"])
+        await _wait_for(node, lambda: all(n in node.image.topics for n in created), timeout_ms)
+        for name in created:
+            topic = node.image.topics.get(name)
+            if topic is not None:
+                log.info("created topic %r with %d partitions", name, len(topic.partitions))
+                results[name]["num_partitions"] = len(topic.partitions)
+                first = topic.partitions.get(0)
+                if first is not None:
+                    results[name]["replication_factor"] = len(first.replicas)
+    return list(results.values())
+
+
+async def delete_topics(node: ClusterNode, body: Body) -> list[Body]:
+    """The DeleteTopics results (one per name of ``body``)."""
+    names = list(body["topic_names"])
+    timeout_ms = max(int(body.get("timeout_ms") or 30_000), 1000)
+    answer = await node.channel.send(
+        ApiKey.DELETE_TOPICS,
+        DELETE_TOPICS_VERSION,
+        {"topic_names": names, "timeout_ms": timeout_ms},
+        timeout_ms,
+        retry_if=lambda b: _any_not_controller(b, "responses"),
+    )
+    results = []
+    deleted = []
+    for name in names:
+        outcome = _outcome(answer, "responses", name)
+        results.append({"name": name, **outcome})
+        if outcome["error_code"] == 0:
+            deleted.append(name)
+    await _wait_for(node, lambda: not any(n in node.image.topics for n in deleted), timeout_ms)
+    return results
+
+
+def _outcome(answer: Body | None, key: str, name: str) -> Body:
+    if answer is None:
+        return {
+            "error_code": int(ErrorCode.REQUEST_TIMED_OUT),
+            "error_message": "no active controller answered",
+        }
+    for entry in answer.get(key, ()):
+        if entry["name"] == name:
+            return {
+                "error_code": entry["error_code"],
+                "error_message": entry.get("error_message"),
+            }
+    return {"error_code": int(ErrorCode.UNKNOWN_SERVER_ERROR), "error_message": "no answer"}
+
+
+async def _wait_for(node: ClusterNode, done: Any, timeout_ms: int) -> bool:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_ms / 1000
+    while not done():
+        if loop.time() > deadline:
+            return False
+        await asyncio.sleep(_POLL_S)
+    return True

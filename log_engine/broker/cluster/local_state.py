@@ -1,0 +1,71 @@
+"""``LocalReplicaState``: the metadata image's decisions applied to this broker's logs.
+
+The target of the :class:`ReplicaStatePublisher`: before the replica manager
+gets the partition states of a topic, the topic's configs from the image
+(``min.insync.replicas``, retention, ...) become the local log's overrides, so a
+leader checks ``acks=all`` against the topic's ``min.insync.replicas`` (the
+broker's ``min.insync.replicas`` is the default). Partitions of deleted topics
+leave the replica manager and their logs are deleted; partitions reassigned
+away stop being served (the replica manager's rule) and keep their logs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from log_engine.broker.topics import TopicError
+from log_engine.errors import KafkaError
+from log_engine.metadata.listener import MetadataListener
+from log_engine.metadata.types import BrokerInfo, PartitionState
+from log_engine.storage.config import LogConfig
+
+if TYPE_CHECKING:
+    from log_engine.broker.broker import Broker
+
+log = logging.getLogger(__name__)
+
+
+class LocalReplicaState:
+    """Applies partition states and topic configs from the image to the local broker."""
+
+    def __init__(self, broker: Broker, listener: MetadataListener) -> None:
+        self._broker = broker
+        self._listener = listener
+
+    def apply(self, states: Iterable[PartitionState], brokers: Mapping[int, BrokerInfo]) -> None:
+        states = list(states)
+        for topic in sorted({s.topic for s in states}):
+            self._apply_configs(topic)
+        self._broker.replicas.apply(states, brokers)
+
+    def _apply_configs(self, topic: str) -> None:
+        keys = LogConfig.keys()
+        wanted = {
+            k: v
+            for k, v in self._listener.image.topic_configs(topic).items()
+            if k in keys and v is not None
+        }
+        logs = self._broker.logs
+        if logs.topic_overrides(topic) == wanted:
+            return
+        try:
+            if self._broker.topics.exists(topic):
+                self._broker.topics.update_configs(topic, wanted)
+            else:
+                logs.set_topic_overrides(topic, wanted)
+        except (TopicError, KafkaError) as exc:
+            log.warning("topic %r: cannot apply its config %s: %s", topic, wanted, exc)
+
+    def removed(self, states: list[PartitionState]) -> None:
+        image = self._listener.image
+        gone = [s for s in states if s.topic not in image.topics]
+        self._broker.replicas.forget(gone)
+        for topic in sorted({s.topic for s in gone}):
+            if self._broker.topics.exists(topic):
+                try:
+                    self._broker.topics.delete(topic)
+                    log.info("deleted topic %r (removed from the cluster metadata)", topic)
+                except TopicError as exc:
+                    log.warning("cannot delete topic %r: %s", topic, exc.message)
