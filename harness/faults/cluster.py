@@ -71,7 +71,7 @@ class ClusterNode:
         return f"127.0.0.1:{self.broker_port}"
 
     def write_properties(self) -> None:
-        lines = [f"# node {self.node_id} of a test cluster (harness/cluster.py)"]
+        lines = [f"# node {self.node_id} of a test cluster (harness/faults/cluster.py)"]
         lines += [f"{key}={value}" for key, value in self.properties.items()]
         self.properties_path.write_text("\n".join(lines) + "\n")
 

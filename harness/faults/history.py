@@ -90,11 +90,6 @@ class History:
                 if a.at < acked_before and self.sent[a.value].at > sent_after
             ]
 
-    def failed_since(self, sent_after: float) -> int:
-        """How many records sent after ``sent_after`` the clients gave up on."""
-        with self._lock:
-            return sum(1 for v in self.failed if self.sent[v].at > sent_after)
-
     def acked_count(self) -> int:
         with self._lock:
             return len(self.acked)

@@ -27,6 +27,7 @@ import confluent_kafka
 from harness.faults.history import History
 
 _POLL_S = 0.05
+_CLOSE_S = 30.0  # at the end, after recovery: what is not delivered by then failed
 
 
 class _Worker(threading.Thread):
@@ -134,7 +135,7 @@ class LibrdkafkaProducer(_Worker):
                 producer.poll(delay)
             else:
                 next_at = time.monotonic()
-        producer.flush(self.config["message.timeout.ms"] / 1000 + 5)
+        producer.flush(_CLOSE_S)
         self._abandon(producer)
 
     def _abandon(self, producer: confluent_kafka.Producer) -> None:
@@ -230,7 +231,7 @@ class SluiceProducer(_Worker):
 
     def _close(self, producer: Any) -> None:
         try:
-            producer.close(self.config["delivery.timeout.ms"] / 1000 + 5)
+            producer.close(_CLOSE_S)
         except Exception as exc:
             self.history.event(f"{self.name}: close: {exc!r}")
 

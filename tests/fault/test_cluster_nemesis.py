@@ -1,6 +1,6 @@
 """Fault injection against a real 3-node cluster (issue 17): nothing acknowledged is lost.
 
-Three ``sluice broker`` processes (``harness/cluster.py``), a topic with
+Three ``sluice broker`` processes (``harness/faults/cluster.py``), a topic with
 replication factor 3 and ``min.insync.replicas=2``, idempotent ``acks=all``
 producers (librdkafka and ours) and a consumer, while a seeded nemesis
 (``harness/faults/nemesis.py``) kills the partition leader and the active
