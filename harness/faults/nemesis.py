@@ -33,6 +33,7 @@ import confluent_kafka
 
 from harness.faults.cluster import Cluster
 from harness.faults.history import History
+from harness.faults.workload import delivered
 from harness.wait import wait_for
 
 PROBE_TIMEOUT_MS = 3000
@@ -162,10 +163,11 @@ class Nemesis:
         def on_delivery(err: Any, msg: confluent_kafka.Message) -> None:
             nonlocal failed
             if err is None:
-                self.history.ack(msg.value(), msg.partition(), msg.offset())
+                partition, offset, value = delivered(msg)
+                self.history.ack(value, partition, offset)
             else:
                 failed += 1
-                self.history.fail(msg.value(), str(err))
+                self.history.fail(msg.value() or b"", str(err))
 
         producer = confluent_kafka.Producer(
             {

@@ -147,9 +147,9 @@ def run_nemesis(
         }
         final = FinalState(logs, high_watermarks, replicas, isr)
         report.violations += check(history, final, expected_isr=set(cluster.nodes))
-        for kind in ("rdk", "ours"):
-            if not any(history.sent[a.value].producer.startswith(kind) for a in history.acked):
-                report.violations.append(f"producer {kind} got no acknowledgement at all")
+        for prefix in ("rdk", "ours"):
+            if not any(history.sent[a.value].producer.startswith(prefix) for a in history.acked):
+                report.violations.append(f"producer {prefix} got no acknowledgement at all")
     except Exception as exc:  # the report says where the run stopped, with the logs
         report.violations.append(f"the run stopped: {type(exc).__name__}: {exc}")
     finally:

@@ -30,6 +30,14 @@ _POLL_S = 0.05
 _CLOSE_S = 30.0  # at the end, after recovery: what is not delivered by then failed
 
 
+def delivered(msg: confluent_kafka.Message) -> tuple[int, int, bytes]:
+    """``(partition, offset, value)`` of a librdkafka message (all set on the ones
+    this package produces and reads)."""
+    partition, offset, value = msg.partition(), msg.offset(), msg.value()
+    assert partition is not None and offset is not None and value is not None
+    return partition, offset, value
+
+
 class _Worker(threading.Thread):
     def __init__(self, name: str) -> None:
         super().__init__(name=name, daemon=True)
@@ -97,10 +105,11 @@ class LibrdkafkaProducer(_Worker):
 
     def _on_delivery(self, err: Any, msg: confluent_kafka.Message) -> None:
         value = msg.value()
+        assert value is not None
         with self._lock:
             self._pending.pop(value, None)
         if err is None:
-            self.history.ack(value, msg.partition(), msg.offset())
+            self.history.ack(value, *delivered(msg)[:2])
         else:
             self.history.fail(value, str(err))
 
@@ -266,9 +275,7 @@ class LibrdkafkaConsumer(_Worker):
             while not self._stop_event.is_set():
                 for message in consumer.consume(500, 0.2):
                     if message.error() is None:
-                        self.history.consume(
-                            message.partition(), message.offset(), message.value()
-                        )
+                        self.history.consume(*delivered(message))
         finally:
             consumer.close()
 
@@ -309,9 +316,11 @@ def read_final(
                     f"within {timeout_s}s (reached {reached})"
                 )
             for message in consumer.consume(1000, 0.5):
-                p = message.partition()
-                if message.error() is None and message.offset() < high_watermarks[p]:
-                    logs[p].append((message.offset(), message.value()))
+                if message.error() is not None:
+                    continue
+                p, offset, value = delivered(message)
+                if offset < high_watermarks[p]:
+                    logs[p].append((offset, value))
         return logs, high_watermarks
     finally:
         consumer.close()
