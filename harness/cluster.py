@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from harness.broker_process import free_port
 from harness.wait import wait_for
@@ -104,23 +105,27 @@ class LocalCluster:
         for node in self.nodes.values():
             node.kill(signal.SIGTERM)
 
-    def metadata(self, topic: str | None = None) -> dict[str, object]:
-        """``kcat -L -J`` against the running brokers."""
-        args = ["kcat", "-L", "-J", "-b", self.bootstrap, "-m", "5"]
+    def metadata(self, topic: str | None = None, node_id: int | None = None) -> dict[str, Any]:
+        """``kcat -L -J`` against one node (``node_id``) or any running broker."""
+        bootstrap = self.bootstrap if node_id is None else self.nodes[node_id].bootstrap
+        args = ["kcat", "-L", "-J", "-b", bootstrap, "-m", "5"]
         if topic is not None:
             args += ["-t", topic]
         result = subprocess.run(args, capture_output=True, text=True, timeout=30, check=True)
         return dict(json.loads(result.stdout))
 
-    def live_broker_ids(self) -> list[int]:
-        return sorted(int(b["id"]) for b in self.metadata()["brokers"])  # type: ignore[attr-defined]
+    def live_broker_ids(self, node_id: int | None = None) -> list[int]:
+        """The brokers a node's Metadata lists (unfenced ones)."""
+        return sorted(int(b["id"]) for b in self.metadata(node_id=node_id)["brokers"])
 
     def wait_registered(self, ids: list[int] | None = None, timeout_s: float = 60) -> None:
-        """Wait until Metadata lists exactly ``ids`` (default: every running node) as brokers."""
-        wanted = ids if ids is not None else [n for n, v in self.nodes.items() if v.is_alive()]
+        """Wait until every running node's Metadata lists exactly ``ids`` (default: every
+        running node) as brokers."""
+        running = [n for n, v in self.nodes.items() if v.is_alive()]
+        wanted = sorted(ids if ids is not None else running)
         wait_for(
-            lambda: self.live_broker_ids() == sorted(wanted),
-            f"brokers {wanted} registered and unfenced",
+            lambda: all(self.live_broker_ids(n) == wanted for n in running),
+            f"brokers {wanted} registered and unfenced on nodes {running}",
             timeout_s,
             retry_on=(subprocess.SubprocessError, ValueError, KeyError),
         )

@@ -7,6 +7,11 @@ leader checks ``acks=all`` against the topic's ``min.insync.replicas`` (the
 broker's ``min.insync.replicas`` is the default). Partitions of deleted topics
 leave the replica manager and their logs are deleted; partitions reassigned
 away stop being served (the replica manager's rule) and keep their logs.
+
+The states of partitions hosted on other brokers reach the replica manager too
+(:meth:`attach_elsewhere`), so Produce and Fetch for them answer
+NOT_LEADER_OR_FOLLOWER (the client refreshes Metadata) rather than
+UNKNOWN_TOPIC_OR_PARTITION.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from log_engine.broker.topics import TopicError
 from log_engine.errors import KafkaError
-from log_engine.metadata.listener import MetadataListener
+from log_engine.metadata.listener import MetadataListener, MetadataUpdate
 from log_engine.metadata.types import BrokerInfo, PartitionState
 from log_engine.storage.config import LogConfig
 
@@ -69,3 +74,22 @@ class LocalReplicaState:
                     log.info("deleted topic %r (removed from the cluster metadata)", topic)
                 except TopicError as exc:
                     log.warning("cannot delete topic %r: %s", topic, exc.message)
+
+    def attach_elsewhere(self) -> None:
+        """Hand the replica manager the partitions this broker does not host, now and on
+        every change."""
+        image = self._listener.image
+        node_id = self._broker.node_id
+        others = [s for s in image.partitions() if node_id not in s.replicas]
+        if others:
+            self._broker.replicas.apply(others, image.brokers)
+        self._listener.subscribe(self._on_update)
+
+    def _on_update(self, update: MetadataUpdate) -> None:
+        node_id = self._broker.node_id
+        others = [s for s in update.changed_partitions() if node_id not in s.replicas]
+        if others:
+            self._broker.replicas.apply(others, update.image.brokers)
+        gone = [s for s in update.removed_partitions() if node_id not in s.replicas]
+        if gone:
+            self._broker.replicas.forget(gone)

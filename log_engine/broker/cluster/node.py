@@ -113,6 +113,7 @@ class ClusterNode:
         broker.replicas.sender = ControllerAlterPartitionSender(self.channel, self.lifecycle)
         local = LocalReplicaState(broker, self.listener)
         ReplicaStatePublisher(broker.node_id, local, local.removed).attach(self.listener)
+        local.attach_elsewhere()
         self.lifecycle.start()
         self._serving = asyncio.get_running_loop().create_task(self._serve_when_unfenced())
         self._broker_started = True

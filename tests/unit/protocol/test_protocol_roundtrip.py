@@ -90,8 +90,10 @@ def test_every_client_version_has_compiled_schemas() -> None:
 
 def test_every_api_key_but_sasl_is_declared_and_served() -> None:
     # the controller listener's APIs are served there only (it also serves
-    # ApiVersions and Fetch of __cluster_metadata)
-    controller = set(CONTROLLER_VERSIONS) - {ApiKey.FETCH, ApiKey.API_VERSIONS}
+    # ApiVersions, Fetch of __cluster_metadata, and the CreateTopics / DeleteTopics
+    # that brokers forward for their clients)
+    both = {ApiKey.FETCH, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS}
+    controller = set(CONTROLLER_VERSIONS) - both
     served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE} - controller
     assert set(SUPPORTED_VERSIONS) == served == set(CLIENT_VERSIONS)
     assert set(REQUESTS) == served | controller == set(RESPONSES)
@@ -113,7 +115,8 @@ def test_every_api_key_but_sasl_is_declared_and_served() -> None:
 def test_controller_apis_are_flexible_and_declared_for_their_versions() -> None:
     broker_to_controller = {56, 62, 63, 67}  # AlterPartition, registration, heartbeat, ids
     quorum = {52, 53, 54, 55, 59}  # Vote, Begin/EndQuorumEpoch, DescribeQuorum, FetchSnapshot
-    shared = {ApiKey.FETCH, ApiKey.API_VERSIONS}  # also on the client listener
+    # also on the client listener (CreateTopics / DeleteTopics: forwarded by brokers)
+    shared = {ApiKey.FETCH, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS}
     assert set(CONTROLLER_VERSIONS) == broker_to_controller | quorum | shared
     for key, (lo, hi) in CONTROLLER_VERSIONS.items():
         if key in shared:
