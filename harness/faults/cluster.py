@@ -324,11 +324,15 @@ class Cluster:
         return leader
 
     def wait_brokers(self, broker_ids: list[int], timeout_s: float = _START_TIMEOUT_S) -> None:
-        """Wait until Metadata lists exactly ``broker_ids`` (fenced brokers are not listed)."""
+        """Wait until every serving node's Metadata lists exactly ``broker_ids`` (fenced
+        brokers are not listed)."""
 
         def listed() -> bool:
-            metadata = self.metadata()
-            return metadata is not None and sorted(metadata.brokers) == broker_ids
+            for node in self.serving():
+                metadata = self.metadata(node.node_id)
+                if metadata is None or sorted(metadata.brokers) != broker_ids:
+                    return False
+            return True
 
         self._wait(listed, f"Metadata to list brokers {broker_ids} (unfenced)", timeout_s)
 
