@@ -18,6 +18,8 @@ controller voters on loopback, data on the machine's disk).
    rank: with 20 kills, p99 is the slowest). Next to it, the time until a
    surviving broker's Metadata names a new leader (polled every 10 ms): the
    controller's share of the failover; the rest is the client finding it.
+   ``each_kill_ms`` lists ``[to ack, to metadata, leader was the active
+   controller too (1)]`` per kill.
 
 Prints one JSON line.
 """
@@ -90,7 +92,7 @@ def _throughput(root: Path, args: argparse.Namespace) -> dict[str, Any]:
 class _Writer(threading.Thread):
     """Keeps writing to partition 0 and notes when each record was sent and acknowledged."""
 
-    def __init__(self, bootstrap: str, topic: str) -> None:
+    def __init__(self, bootstrap: str, topic: str, extra: dict[str, str]) -> None:
         super().__init__(daemon=True)
         self.topic = topic
         self.producer = confluent_kafka.Producer(
@@ -101,6 +103,7 @@ class _Writer(threading.Thread):
                 "linger.ms": 0,
                 "message.timeout.ms": 60_000,
                 "log.connection.close": False,
+                **extra,
             }
         )
         self.stopping = threading.Event()
@@ -129,9 +132,12 @@ class _Writer(threading.Thread):
         return min(later) if later else None
 
 
-def _failover(root: Path, args: argparse.Namespace) -> tuple[list[float], list[float]]:
+def _failover(
+    root: Path, args: argparse.Namespace
+) -> tuple[list[float], list[float], list[bool]]:
     """Per kill: ms to the first acknowledgement, and ms until a surviving broker's
-    Metadata names a new leader (where the time goes: controller or client)."""
+    Metadata names a new leader (where the time goes: controller or client); and how
+    of the killed leaders was the active controller too."""
     overrides = {
         "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
         "broker.heartbeat.interval.ms": "500",
@@ -139,15 +145,17 @@ def _failover(root: Path, args: argparse.Namespace) -> tuple[list[float], list[f
     }
     acked_ms: list[float] = []
     elected_ms: list[float] = []
+    controller_too: list[bool] = []
     with Cluster(root, 3, **overrides) as cluster:
         cluster.start_all()
         cluster.create_topic("failover", 1, 3, **{"min.insync.replicas": "2"})
-        writer = _Writer(cluster.bootstrap, "failover")
+        writer = _Writer(cluster.bootstrap, "failover", dict(args.failover_client))
         writer.start()
         try:
             wait_for(lambda: writer.first_ack_of_a_send_after(0.0), "a first acknowledgement")
             for _ in range(args.kills):
                 leader = cluster.wait_for_leader("failover", 0)
+                controller_too.append(cluster.active_controller() == leader)
                 killed_at = time.monotonic()
                 cluster.kill(leader)
                 acked_at = elected_at = None
@@ -171,7 +179,7 @@ def _failover(root: Path, args: argparse.Namespace) -> tuple[list[float], list[f
             writer.join(90)
         if writer.errors:
             raise RuntimeError(f"{len(writer.errors)} writes failed, first: {writer.errors[0]}")
-    return acked_ms, elected_ms
+    return acked_ms, elected_ms, controller_too
 
 
 def _nearest_rank(samples: list[float], q: float) -> float:
@@ -185,38 +193,54 @@ def main() -> None:
     parser.add_argument("--record-bytes", type=int, default=100)
     parser.add_argument("--partitions", type=int, default=3)
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument(
+        "--failover-client",
+        action="append",
+        default=[],
+        type=lambda pair: tuple(pair.split("=", 1)),
+        metavar="KEY=VALUE",
+        help="a librdkafka setting of the failover producer (repeatable; default: its defaults)",
+    )
+    parser.add_argument("--skip-throughput", action="store_true", help="measure failover only")
     parser.add_argument("--quick", action="store_true", help="50000 records, 5 kills")
     args = parser.parse_args()
     if args.quick:
         args.records, args.kills = 50_000, 5
     with tempfile.TemporaryDirectory(prefix="bench-replication-") as tmp:
-        throughput = _throughput(Path(tmp) / "throughput", args)
-        failover_ms, elected_ms = _failover(Path(tmp) / "failover", args)
-    print(
-        json.dumps(
-            {
-                **throughput,
-                "throughput_ratio": round(
-                    throughput["acks_all_rf3_records_s"] / throughput["acks_1_rf1_records_s"], 2
-                ),
-                "failover_ms": {
-                    "p50": round(_nearest_rank(failover_ms, 0.50)),
-                    "p99": round(_nearest_rank(failover_ms, 0.99)),
-                    "min": round(min(failover_ms)),
-                    "max": round(max(failover_ms)),
-                },
-                "new_leader_in_metadata_ms": {
-                    "p50": round(_nearest_rank(elected_ms, 0.50)),
-                    "p99": round(_nearest_rank(elected_ms, 0.99)),
-                },
-                "kills": args.kills,
-                "broker_session_timeout_ms": SESSION_TIMEOUT_MS,
-                "records": args.records,
-                "record_bytes": args.record_bytes,
-                "partitions": args.partitions,
-            }
-        )
+        result: dict[str, Any] = {}
+        if not args.skip_throughput:
+            throughput = _throughput(Path(tmp) / "throughput", args)
+            result.update(throughput)
+            result["throughput_ratio"] = round(
+                throughput["acks_all_rf3_records_s"] / throughput["acks_1_rf1_records_s"], 2
+            )
+        failover_ms, elected_ms, controller_too = _failover(Path(tmp) / "failover", args)
+    result["failover_ms"] = {
+        "p50": round(_nearest_rank(failover_ms, 0.50)),
+        "p99": round(_nearest_rank(failover_ms, 0.99)),
+        "min": round(min(failover_ms)),
+        "max": round(max(failover_ms)),
+    }
+    result["new_leader_in_metadata_ms"] = {
+        "p50": round(_nearest_rank(elected_ms, 0.50)),
+        "p99": round(_nearest_rank(elected_ms, 0.99)),
+    }
+    result.update(
+        {
+            "kills": args.kills,
+            "kills_of_the_active_controller_too": sum(controller_too),
+            "each_kill_ms": [
+                [round(a), round(m), int(c)]
+                for a, m, c in zip(failover_ms, elected_ms, controller_too, strict=True)
+            ],
+            "failover_client": dict(args.failover_client),
+            "broker_session_timeout_ms": SESSION_TIMEOUT_MS,
+            "records": args.records,
+            "record_bytes": args.record_bytes,
+            "partitions": args.partitions,
+        }
     )
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
