@@ -65,25 +65,35 @@ class ClusterNode:
 
 
 class LocalCluster:
-    """``size`` combined nodes (broker + controller voter) under ``directory``."""
+    """Combined nodes (broker + controller voter), and optionally broker-only nodes,
+    under ``directory``."""
 
-    def __init__(self, directory: Path, size: int = 3, **overrides: str) -> None:
+    def __init__(
+        self, directory: Path, size: int = 3, brokers_only: int = 0, **overrides: str
+    ) -> None:
+        """``size`` combined nodes (ids 1..size), then ``brokers_only`` nodes with
+        ``process.roles=broker`` (observers of the quorum)."""
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.nodes = {
-            n: ClusterNode(n, directory, free_port(), free_port()) for n in range(1, size + 1)
+            n: ClusterNode(n, directory, free_port(), free_port())
+            for n in range(1, size + brokers_only + 1)
         }
         voters = ",".join(
-            f"{n}@127.0.0.1:{node.controller_port}" for n, node in self.nodes.items()
+            f"{n}@127.0.0.1:{node.controller_port}"
+            for n, node in self.nodes.items()
+            if n <= size
         )
         for n, node in self.nodes.items():
+            listeners = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
+            if n <= size:
+                listeners += f",CONTROLLER://127.0.0.1:{node.controller_port}"
             props = {
-                "process.roles": "broker,controller",
+                "process.roles": "broker,controller" if n <= size else "broker",
                 "node.id": str(n),
                 "controller.quorum.voters": voters,
                 "controller.listener.names": "CONTROLLER",
-                "listeners": f"PLAINTEXT://127.0.0.1:{node.broker_port},"
-                f"CONTROLLER://127.0.0.1:{node.controller_port}",
+                "listeners": listeners,
                 "inter.broker.listener.name": "PLAINTEXT",
                 "log.dirs": str(directory / f"data{n}"),
                 "group.initial.rebalance.delay.ms": "0",

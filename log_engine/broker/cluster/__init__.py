@@ -14,5 +14,6 @@ One concept per module:
 - ``local_state``: the image's partition states and topic configs to this broker's logs
 - ``admin``: CreateTopics / DeleteTopics through the controller
 - ``metadata_answer``: the Metadata response from the image
+- ``coordinator_choice``: which broker FindCoordinator names for a group (interim)
 - ``node``: ``ClusterNode``, which starts and stops all of the above for a ``Broker``
 """

@@ -17,6 +17,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from log_engine.broker.cluster.channel import NOT_CONTROLLER
+from log_engine.broker.topics import OFFSETS_TOPIC
 from log_engine.errors import ErrorCode, InvalidConfigError
 from log_engine.protocol import ApiKey
 from log_engine.storage.config import LogConfig
@@ -63,6 +64,13 @@ async def create_topics(node: ClusterNode, body: Body) -> list[Body]:
             "configs": [],
         }
         results[name] = result
+        if name == OFFSETS_TOPIC:
+            result.update(
+                error_code=int(ErrorCode.INVALID_TOPIC_EXCEPTION),
+                error_message=f"{OFFSETS_TOPIC} is internal (each broker's group coordinator "
+                "keeps its own; it is not replicated yet)",
+            )
+            continue
         problem = _config_error(configs)
         if problem is not None:
             result.update(error_code=int(ErrorCode.INVALID_CONFIG), error_message=problem)
@@ -109,8 +117,19 @@ async def create_topics(node: ClusterNode, body: Body) -> list[Body]:
 
 async def delete_topics(node: ClusterNode, body: Body) -> list[Body]:
     """The DeleteTopics results (one per name of ``body``)."""
-    names = list(body["topic_names"])
+    names = [n for n in body["topic_names"] if n != OFFSETS_TOPIC]
     timeout_ms = max(int(body.get("timeout_ms") or 30_000), 1000)
+    internal = [
+        {
+            "name": OFFSETS_TOPIC,
+            "error_code": int(ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+            "error_message": f"{OFFSETS_TOPIC} is internal",
+        }
+        for n in body["topic_names"]
+        if n == OFFSETS_TOPIC
+    ]
+    if not names:
+        return internal
     answer = await node.channel.send(
         ApiKey.DELETE_TOPICS,
         DELETE_TOPICS_VERSION,
@@ -126,7 +145,7 @@ async def delete_topics(node: ClusterNode, body: Body) -> list[Body]:
         if outcome["error_code"] == 0:
             deleted.append(name)
     await _wait_for(node, lambda: not any(n in node.image.topics for n in deleted), timeout_ms)
-    return results
+    return results + internal
 
 
 def _outcome(answer: Body | None, key: str, name: str) -> Body:

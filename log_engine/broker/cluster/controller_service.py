@@ -63,6 +63,8 @@ class ControllerService:
     def start(self) -> None:
         self.controller.attach(self._listener)
         self._listener.subscribe(lambda _update: None, self._on_leader_change)
+        # the quorum started first: a lone voter has already elected itself
+        self.controller.on_leader_change(self._listener.leader)
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
 
     async def stop(self) -> None:
@@ -110,6 +112,10 @@ class ControllerService:
         except RaftError as exc:
             log.info("controller: append failed (%s); renouncing", exc)
             self.controller.renounce()
+            if self._quorum.leader.leader_id == self._quorum.node_id:
+                # still the Raft leader: resign, so an election activates a controller again
+                with contextlib.suppress(RaftError):
+                    await self._quorum.resign()
             return refused()
         return response
 

@@ -35,7 +35,7 @@ async def metadata_response(ctx: RequestContext, node: ClusterNode, body: Body) 
         names = sorted(node.image.topics)
     else:
         names = [t["name"] for t in requested]
-    missing = [n for n in names if n not in node.image.topics]
+    missing = [n for n in names if n not in node.image.topics and n != OFFSETS_TOPIC]
     if missing and auto_create and ctx.broker.config.auto_create_topics_enable:
         await _auto_create(node, missing)
     image = node.image

@@ -1,9 +1,14 @@
-"""FindCoordinator and the group membership APIs (Join/Sync/Heartbeat/Leave/Describe/List)."""
+"""FindCoordinator and the group membership APIs (Join/Sync/Heartbeat/Leave/Describe/List).
+
+A single broker coordinates every group; in a cluster FindCoordinator names one
+broker per group (``cluster/coordinator_choice.py``, interim until groups are
+replicated)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from log_engine.broker.cluster.coordinator_choice import group_coordinator
 from log_engine.broker.group import GroupState
 from log_engine.broker.group_coordinator import JoinRequest
 from log_engine.broker.handlers.context import RequestContext
@@ -22,6 +27,27 @@ async def handle_find_coordinator(ctx: RequestContext, body: dict[str, Any]) -> 
             "node_id": -1,
             "host": "",
             "port": -1,
+        }
+    node = ctx.broker.cluster_node
+    if node is not None:
+        chosen = group_coordinator(node.image, body["key"], ctx.broker.config.listener.name)
+        if chosen is None:
+            return {
+                "throttle_time_ms": 0,
+                "error_code": ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                "error_message": "no unfenced broker",
+                "node_id": -1,
+                "host": "",
+                "port": -1,
+            }
+        broker_id, endpoint = chosen
+        return {
+            "throttle_time_ms": 0,
+            "error_code": 0,
+            "error_message": None,
+            "node_id": broker_id,
+            "host": endpoint.host,
+            "port": endpoint.port,
         }
     return {
         "throttle_time_ms": 0,

@@ -7,6 +7,7 @@ confluent_kafka), real ``kill -9``.
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import time
 from collections.abc import Iterator
@@ -19,7 +20,10 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from harness.cluster import LocalCluster
 from harness.wait import wait_for
+from log_engine.client.config import ClientConfig
+from log_engine.client.connection import BrokerConnection
 from log_engine.client.quorum import describe_quorum_sync
+from log_engine.protocol import ApiKey
 
 SESSION_TIMEOUT_MS = 3000
 
@@ -93,6 +97,28 @@ def test_a_replication_factor_above_the_live_brokers_is_refused_clearly(
 
 def test_acked_records_survive_a_killed_leader_and_the_isr_heals(cluster: LocalCluster) -> None:
     _create(cluster, "orders", 3, **{"min.insync.replicas": "2"})
+    _survive_a_killed_leader(cluster)
+
+
+@pytest.mark.slow
+def test_acked_records_survive_killing_the_leader_that_is_also_the_active_controller(
+    cluster: LocalCluster,
+) -> None:
+    controller = describe_quorum_sync("127.0.0.1", cluster.nodes[1].controller_port).leader_id
+    others = [n for n in sorted(cluster.nodes) if n != controller]
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    topic = NewTopic(
+        "orders",
+        num_partitions=1,
+        replica_assignment=[[controller, *others]],
+        config={"min.insync.replicas": "2"},
+    )
+    admin.create_topics([topic], operation_timeout=30)["orders"].result(timeout=60)
+    assert _partition(cluster, "orders")["leader"] == controller
+    _survive_a_killed_leader(cluster)
+
+
+def _survive_a_killed_leader(cluster: LocalCluster) -> None:
     wait_for(lambda: _isr(_partition(cluster, "orders")) == [1, 2, 3], "ISR of 3")
     acked: list[bytes] = []
     errors: list[str] = []
@@ -167,6 +193,7 @@ def _read_all(bootstrap: str, topic: str) -> list[bytes]:
     return values
 
 
+@pytest.mark.slow
 def test_a_killed_active_controller_is_replaced_and_its_broker_fenced(
     cluster: LocalCluster,
 ) -> None:
@@ -180,3 +207,129 @@ def test_a_killed_active_controller_is_replaced_and_its_broker_fenced(
     with pytest.raises(KafkaException) as raised:
         _create(cluster, "three-of-two", 3)
     assert raised.value.args[0].name() == "INVALID_REPLICATION_FACTOR"
+
+
+def test_sigterm_moves_leadership_away_before_the_process_stops(tmp_path: Path) -> None:
+    # a session far longer than the wait: only a controlled shutdown can move the leader
+    nodes = LocalCluster(tmp_path, **{"broker.session.timeout.ms": "600000"}).start()
+    try:
+        nodes.wait_registered()
+        _create(nodes, "moving", 3)
+        wait_for(lambda: _isr(_partition(nodes, "moving")) == [1, 2, 3], "ISR of 3")
+        leader = _partition(nodes, "moving")["leader"]
+        assert nodes.nodes[leader].kill(signal.SIGTERM) == 0
+        survivors = sorted(set(nodes.nodes) - {leader})
+        nodes.wait_registered(survivors)
+        p = _partition(nodes, "moving")
+        assert p["leader"] in survivors
+        assert _isr(p) == survivors
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for node in nodes.nodes.values():
+            node.kill(signal.SIGKILL)
+
+
+@pytest.mark.slow
+def test_a_node_restarted_within_its_old_session_registers_once_it_expires(
+    cluster: LocalCluster,
+) -> None:
+    _create(cluster, "quick", 3)
+    wait_for(lambda: _isr(_partition(cluster, "quick")) == [1, 2, 3], "ISR of 3")
+    node = cluster.nodes[_partition(cluster, "quick")["leader"]]
+    node.kill(signal.SIGKILL)
+    node.start()
+    cluster.wait_registered([1, 2, 3])
+    wait_for(lambda: _isr(_partition(cluster, "quick")) == [1, 2, 3], "the ISR back to 3")
+    assert "still has a session" in node.log_text()
+
+
+def _produce_error(cluster: LocalCluster, topic: str) -> str | None:
+    """The error of one acks=all record sent without retries (None: acknowledged)."""
+    outcome: list[Any] = []
+    producer = Producer(
+        {"bootstrap.servers": cluster.bootstrap, "acks": "all", "retries": 0, "linger.ms": 0}
+    )
+    producer.produce(topic, b"x", on_delivery=lambda err, msg: outcome.append(err))
+    producer.flush(30)
+    (err,) = outcome
+    return None if err is None else str(err.name())
+
+
+def test_min_insync_replicas_comes_from_the_topic_config(cluster: LocalCluster) -> None:
+    _create(cluster, "strict", 2, **{"min.insync.replicas": "3"})
+    _create(cluster, "relaxed", 2, **{"min.insync.replicas": "2"})
+    wait_for(lambda: len(_isr(_partition(cluster, "strict"))) == 2, "strict's ISR")
+    wait_for(lambda: len(_isr(_partition(cluster, "relaxed"))) == 2, "relaxed's ISR")
+    assert _produce_error(cluster, "strict") == "NOT_ENOUGH_REPLICAS"
+    assert _produce_error(cluster, "relaxed") is None
+
+
+def test_a_broker_only_node_registers_and_hosts_replicas(tmp_path: Path) -> None:
+    nodes = LocalCluster(tmp_path, size=1, brokers_only=2).start()
+    try:
+        nodes.wait_registered([1, 2, 3])
+        _create(nodes, "spread", 3)
+        wait_for(lambda: _isr(_partition(nodes, "spread")) == [1, 2, 3], "ISR of 3")
+        assert _produce_error(nodes, "spread") is None
+        for node in nodes.nodes.values():
+            assert _read_all(node.bootstrap, "spread") == [b"x"]
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for node in nodes.nodes.values():
+            node.kill(signal.SIGKILL)
+
+
+def test_a_consumer_group_reads_and_commits_at_one_coordinator(cluster: LocalCluster) -> None:
+    # every broker names the same coordinator (each used to name itself: a group's
+    # members, or one member's requests, could land on different brokers and get
+    # UNKNOWN_MEMBER_ID)
+    coordinators = {_find_coordinator(node.broker_port, "grp") for node in cluster.nodes.values()}
+    assert len(coordinators) == 1
+    _create(cluster, "grouped", 3)
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(10):
+        producer.produce("grouped", f"m{i}".encode())
+    assert producer.flush(30) == 0
+    consumer = Consumer(
+        {
+            "bootstrap.servers": cluster.bootstrap,
+            "group.id": "grp",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    consumer.subscribe(["grouped"])
+    got: list[bytes] = []
+    deadline = time.monotonic() + 60
+    while len(got) < 10 and time.monotonic() < deadline:
+        msg = consumer.poll(0.5)
+        if msg is not None and msg.error() is None:
+            got.append(msg.value())
+    consumer.commit(asynchronous=False)
+    (committed,) = consumer.committed([TopicPartition("grouped", 0)], timeout=10)
+    consumer.close()
+    assert got == [f"m{i}".encode() for i in range(10)]
+    assert committed.offset == 10
+    with pytest.raises(KafkaException) as raised:
+        _create(cluster, "__consumer_offsets", 3)
+    assert raised.value.args[0].name() == "TOPIC_EXCEPTION"  # librdkafka's name for 17
+
+
+def _find_coordinator(port: int, group: str) -> int:
+    async def ask() -> int:
+        config = ClientConfig.from_mapping({"bootstrap.servers": [f"127.0.0.1:{port}"]})
+        connection = await BrokerConnection.open("127.0.0.1", port, config)
+        try:
+            body = await connection.send(
+                ApiKey.FIND_COORDINATOR, {"key": group, "key_type": 0}, version=2
+            )
+        finally:
+            connection.close()
+        assert body["error_code"] == 0
+        return int(body["node_id"])
+
+    return asyncio.run(ask())
