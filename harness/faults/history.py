@@ -101,6 +101,16 @@ class History:
                 f"{len(self.failed)} failed, {len(self.consumed)} consumed"
             )
 
+    def failure_summary(self, top: int = 10) -> str:
+        """The most frequent (producer, error) pairs among failed sends."""
+        with self._lock:
+            counts: dict[tuple[str, str], int] = {}
+            for value, error in self.failed.items():
+                key = (self.sent[value].producer, error[:120])
+                counts[key] = counts.get(key, 0) + 1
+        ranked = sorted(counts.items(), key=lambda item: -item[1])[:top]
+        return "\n".join(f"{n:6d} {producer}: {error}" for (producer, error), n in ranked)
+
     def event_log(self) -> str:
         with self._lock:
             return "\n".join(f"{at:8.2f}s {what}" for at, what in self.events)

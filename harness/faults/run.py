@@ -52,6 +52,8 @@ class RunReport:
                 f"{len(self.violations)} violation(s):",
                 *shown,
                 *([f"... and {more} more"] if more > 0 else []),
+                "---- failed sends (producer: error) ----",
+                self.history.failure_summary(),
                 "---- events ----",
                 self.history.event_log(),
                 "---- node logs (tails) ----",
