@@ -28,6 +28,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=600.0,
         help="how long the nemesis-marked run injects faults (default 600)",
     )
+    group.addoption(
+        "--nemesis-faults",
+        default=None,
+        help="comma-separated faults the nemesis-marked run picks from (default: all of "
+        "kill_leader,kill_controller,pause_leader,restart,kill_two)",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

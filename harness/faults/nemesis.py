@@ -76,11 +76,14 @@ class Nemesis:
         for name in order:
             self.run(name)
 
-    def run_for(self, duration_s: float) -> None:
-        """Random faults until ``duration_s`` has passed (each fault is run to recovery)."""
+    def run_for(self, duration_s: float, faults: tuple[str, ...] = FAULTS) -> None:
+        """Random ``faults`` until ``duration_s`` has passed (each run to recovery)."""
+        unknown = set(faults) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown faults {sorted(unknown)}; known: {', '.join(FAULTS)}")
         deadline = time.monotonic() + duration_s
         while time.monotonic() < deadline:
-            self.run(self.rng.choice(FAULTS))
+            self.run(self.rng.choice(faults))
 
     def run(self, name: str) -> None:
         fault: Callable[[], None] = getattr(self, name)

@@ -16,7 +16,7 @@ from pathlib import Path
 from harness.faults.checker import FinalState, check
 from harness.faults.cluster import Cluster
 from harness.faults.history import History
-from harness.faults.nemesis import Nemesis
+from harness.faults.nemesis import FAULTS, Nemesis
 from harness.faults.replica_logs import read_partition
 from harness.faults.workload import (
     LibrdkafkaConsumer,
@@ -67,9 +67,11 @@ def run_nemesis(
     seed: int,
     duration_s: float | None = None,
     *,
+    faults: tuple[str, ...] = FAULTS,
     rate_per_s: float = 100.0,
 ) -> RunReport:
-    """One run: every fault once (``duration_s`` None) or random faults for ``duration_s``."""
+    """One run: every fault once (``duration_s`` None) or random ``faults`` for
+    ``duration_s``."""
     cluster = Cluster(
         root,
         3,
@@ -114,7 +116,7 @@ def run_nemesis(
             if duration_s is None:
                 nemesis.run_each_once()
             else:
-                nemesis.run_for(duration_s)
+                nemesis.run_for(duration_s, faults)
         finally:
             report.faults = nemesis.done
             report.violations += nemesis.violations

@@ -10,7 +10,8 @@ restarts a node and kills two of three. The checker
 every partition as read at the end and with each node's log dir.
 
 The short run (every fault once) is part of ``make test``. The long one:
-``pytest -m nemesis tests/fault --nemesis-seed 7 --nemesis-duration-s 1800``.
+``pytest -m nemesis tests/fault --nemesis-seed 7 --nemesis-duration-s 1800``
+(``--nemesis-faults pause_leader,kill_leader`` to pick from fewer faults).
 A failing run leaves ``nemesis-report.txt`` (violations, the nemesis' and the
 clients' event log) and ``nodeN.log`` in its temporary folder.
 """
@@ -48,6 +49,8 @@ def test_random_faults_for_a_long_run_lose_no_acknowledged_record(
     tmp_path: Path, pytestconfig: pytest.Config
 ) -> None:
     duration_s = float(pytestconfig.getoption("--nemesis-duration-s"))
-    report = run_nemesis(tmp_path, _seed(pytestconfig), duration_s)
+    chosen = pytestconfig.getoption("--nemesis-faults")
+    faults = tuple(chosen.split(",")) if chosen else FAULTS
+    report = run_nemesis(tmp_path, _seed(pytestconfig), duration_s, faults=faults)
     assert not report.violations, report.describe()
     assert report.faults, report.describe()
