@@ -17,6 +17,35 @@ from harness.tansu import TansuProcess, TansuUnavailable
 from tests.support.herders import HerderFactory
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("nemesis", "fault-injection runs (tests/fault)")
+    group.addoption(
+        "--nemesis-seed", type=int, default=None, help="the nemesis' seed (default: fixed)"
+    )
+    group.addoption(
+        "--nemesis-duration-s",
+        type=float,
+        default=600.0,
+        help="how long the nemesis-marked run injects faults (default 600)",
+    )
+    group.addoption(
+        "--nemesis-faults",
+        default=None,
+        help="comma-separated faults the nemesis-marked run picks from (default: all of "
+        "kill_leader,kill_controller,pause_leader,restart,kill_two)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Long ``nemesis`` runs only when asked for: ``pytest -m nemesis``."""
+    if "nemesis" in (config.option.markexpr or ""):
+        return
+    kept = [item for item in items if item.get_closest_marker("nemesis") is None]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
+
+
 @pytest.fixture(scope="session")
 def broker(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     """A broker shared by the session's tests; tests use topics of their own."""
