@@ -439,6 +439,26 @@ class RecordAccumulator:
         with self._lock:
             self._retrying.clear()
 
+    def has_earlier_unresolved(self, batch: ProducerBatch) -> bool:
+        """Whether a batch stamped before ``batch`` (same partition and producer) is unresolved.
+
+        Still in flight or queued for a retry: the broker has not written it yet, so
+        it answers OUT_OF_ORDER_SEQUENCE_NUMBER to ``batch``, which must then wait
+        and retry behind it rather than give up its sequence (Kafka's rule too).
+        """
+        if batch.base_sequence < 0:
+            return False
+        with self._lock:
+            return any(
+                other is not batch
+                and other.tp == batch.tp
+                and other.split_state is None
+                and other.producer_id == batch.producer_id
+                and other.producer_epoch == batch.producer_epoch
+                and 0 <= other.base_sequence < batch.base_sequence
+                for other in self.incomplete
+            )
+
     def is_retrying(self, tp: TopicPartition) -> bool:
         """Whether ``tp`` is muted behind a batch waiting for its retry."""
         return tp in self._retrying

@@ -300,9 +300,11 @@ class Sender:
 
     def _retry_or_fail(self, batch: ProducerBatch, code: int, exc: BaseException) -> None:
         now = time.monotonic()
-        # Behind a batch that failed first, a sequence gap is expected: retry in order.
+        # Behind a batch that failed first, or one the broker has not answered yet, a
+        # sequence gap is expected: retry in order behind it.
         retriable = errors.is_retriable(exc) or (
-            code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER and self._acc.is_retrying(batch.tp)
+            code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+            and (self._acc.is_retrying(batch.tp) or self._acc.has_earlier_unresolved(batch))
         )
         expired = now - batch.created_monotonic >= self._delivery_timeout_s
         if retriable and batch.attempts < self._config.retries and not expired:

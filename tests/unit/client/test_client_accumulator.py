@@ -107,6 +107,31 @@ def test_retried_batch_goes_back_in_sequence_order_and_mutes_its_partition() -> 
     assert not acc.is_retrying(TP("t", 0))
 
 
+def test_a_batch_behind_an_unanswered_one_is_told_to_wait() -> None:
+    """An out-of-order answer while an earlier batch is still in flight is retried.
+
+    The nemesis found it: batch 360-364 was in flight to a paused leader when
+    365-519 got OUT_OF_ORDER_SEQUENCE_NUMBER; treated as final, it reset the
+    producer id and the retried 360-364 landed after newer records.
+    """
+    acc = _accumulator(
+        **{"linger.ms": "0", "batch.size": "300", "max.in.flight.requests.per.connection": "5"}
+    )
+    metadata = _metadata({0: 1, 1: 2})
+    for _ in range(6):
+        _append(acc, 0)
+    now = time.monotonic()
+    first = acc.drain(metadata, 1, 1 << 20, now)[0]
+    second = acc.drain(metadata, 1, 1 << 20, now)[0]
+    first.base_sequence, second.base_sequence = 0, first.count
+    assert acc.has_earlier_unresolved(second)  # first is still in flight
+    assert not acc.has_earlier_unresolved(first)
+    acc.reenqueue(first, 0.0)  # first failed and waits for its retry: still earlier
+    assert acc.has_earlier_unresolved(second)
+    acc.finished(first)
+    assert not acc.has_earlier_unresolved(second)
+
+
 def test_expired_batches_are_removed() -> None:
     acc = _accumulator()
     _append(acc, 0)
