@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+REFUSED_ISR_BACKOFF_S = 1.0
+"""How long a leader waits after the controller refused an ISR change before asking again."""
+
 
 def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
@@ -274,12 +277,16 @@ class ReplicaManager:
             leader.pending_isr = None
             return
         log.info(
-            "%s-%d: controller refused ISR %s with error %d",
+            "%s-%d: controller refused ISR %s with error %d; asking again in %.1f s",
             state.topic,
             state.partition,
             new_isr,
             result,
+            REFUSED_ISR_BACKOFF_S,
         )
+        # Each follower fetch would ask again at once (the nemesis saw 2,000 refusals a
+        # minute): the pending change holds off new ones until the back-off ends.
+        await asyncio.sleep(REFUSED_ISR_BACKOFF_S)
         leader.pending_isr = None
 
     # -- high watermark checkpoint --------------------------------------------------------
