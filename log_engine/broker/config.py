@@ -37,28 +37,40 @@ class Listener:
     name: str
     host: str
     port: int
+    protocol: str = "PLAINTEXT"
 
     @classmethod
     def parse(cls, text: str, protocols: dict[str, str] | None = None) -> Listener:
-        """Parse one entry; its name must map to PLAINTEXT in ``protocols``
-        (``listener.security.protocol.map``, default: PLAINTEXT and CONTROLLER)."""
+        """Parse one entry; its name must map to a known security protocol in
+        ``protocols`` (``listener.security.protocol.map``, default: PLAINTEXT and
+        CONTROLLER); the names of the protocols themselves map to themselves."""
         name, sep, address = text.strip().partition("://")
         host, colon, port = address.rpartition(":")
         if not sep or not colon or not port.isdigit() or not name:
             raise ValueError(f"listener {text!r} is not NAME://host:port")
         name = name.upper()
         protocol = (protocols or DEFAULT_PROTOCOL_MAP).get(name)
+        if protocol is None and name in SECURITY_PROTOCOLS:
+            protocol = name
         if protocol is None:
             raise ValueError(
                 f"listener {text!r}: {name} is not in listener.security.protocol.map"
             )
-        if protocol != "PLAINTEXT":
-            raise ValueError(f"listener {text!r}: only PLAINTEXT is supported (got {protocol})")
-        return cls(name, host.strip("[]"), int(port))
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(
+                f"listener {text!r}: unknown security protocol {protocol} "
+                f"(one of {', '.join(SECURITY_PROTOCOLS)})"
+            )
+        return cls(name, host.strip("[]"), int(port), protocol)
 
     def __str__(self) -> str:
         return f"{self.name}://{self.host}:{self.port}"
 
+
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SECURITY_PREFIXES = ("ssl.", "sasl.", "listener.name.", "connection.failed.authentication.")
+"""Broker keys read by :mod:`log_engine.broker.security` (kept raw: per-listener
+``listener.name.<name>.`` overrides have open-ended names)."""
 
 DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
 
@@ -111,7 +123,8 @@ class BrokerConfig(BaseModel):
     listener_security_protocol_map: str = Field(
         "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
         alias="listener.security.protocol.map",
-        description="Listener name -> security protocol (only PLAINTEXT is supported).",
+        description="Listener name -> security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, "
+        "SASL_SSL); see docs/security.md.",
     )
     inter_broker_listener_name: str | None = Field(
         None,
@@ -299,6 +312,10 @@ class BrokerConfig(BaseModel):
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )
+    security_settings: dict[str, str] = Field(
+        default_factory=dict,
+        description="Raw ssl.*, sasl.* and listener.name.* settings (docs/security.md).",
+    )
 
     @field_validator("queued_max_request_bytes")
     @classmethod
@@ -367,11 +384,13 @@ class BrokerConfig(BaseModel):
         """Build from a properties map; unknown keys are logged, bad values raise."""
         known = {f.alias or name for name, f in cls.model_fields.items()}
         log_keys = {k: v for k, v in props.items() if k in _LOG_TO_TOPIC or k in _TOPIC_PASS}
-        unknown = sorted(set(props) - known - set(log_keys))
+        security = {k: v for k, v in props.items() if k.startswith(SECURITY_PREFIXES)}
+        unknown = sorted(set(props) - known - set(log_keys) - set(security))
         for key in unknown:
             log.warning("unknown broker setting %r ignored", key)
         values: dict[str, Any] = {k: v for k, v in props.items() if k in known}
         values["log_settings"] = log_keys
+        values["security_settings"] = security
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

@@ -53,6 +53,7 @@ class ApiKey(IntEnum):
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     VOTE = 52
     BEGIN_QUORUM_EPOCH = 53
@@ -88,9 +89,11 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
+        ApiKey.SASL_HANDSHAKE: (0, 1),
+        ApiKey.SASL_AUTHENTICATE: (0, 1),
     }
 )
-"""Inclusive (min, max) per api key the broker serves; keys absent here (SASL) are not."""
+"""Inclusive (min, max) per api key the broker serves."""
 
 CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
     {
@@ -117,6 +120,8 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.SASL_HANDSHAKE: (1, 1),
+        ApiKey.SASL_AUTHENTICATE: (0, 2),
     }
 )
 """Inclusive (min, max) per api key our client can send (and read the answer of)."""

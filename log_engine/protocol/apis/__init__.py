@@ -59,6 +59,12 @@ from log_engine.protocol.apis.offsets import (
 )
 from log_engine.protocol.apis.produce import PRODUCE_REQUEST, PRODUCE_RESPONSE
 from log_engine.protocol.apis.quorum import QUORUM_PAIRS
+from log_engine.protocol.apis.sasl import (
+    SASL_AUTHENTICATE_REQUEST,
+    SASL_AUTHENTICATE_RESPONSE,
+    SASL_HANDSHAKE_REQUEST,
+    SASL_HANDSHAKE_RESPONSE,
+)
 from log_engine.protocol.schema import CompiledStruct, Message
 from log_engine.protocol.versions import ApiKey
 
@@ -88,6 +94,8 @@ _PAIRS = (
     (CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
     *CONTROLLER_API_PAIRS,
     (OFFSET_FOR_LEADER_EPOCH_REQUEST, OFFSET_FOR_LEADER_EPOCH_RESPONSE),
+    (SASL_HANDSHAKE_REQUEST, SASL_HANDSHAKE_RESPONSE),
+    (SASL_AUTHENTICATE_REQUEST, SASL_AUTHENTICATE_RESPONSE),
 )
 
 REQUESTS: Mapping[ApiKey, Message] = MappingProxyType(
