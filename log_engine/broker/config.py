@@ -43,15 +43,13 @@ class Listener:
     def parse(cls, text: str, protocols: dict[str, str] | None = None) -> Listener:
         """Parse one entry; its name must map to a known security protocol in
         ``protocols`` (``listener.security.protocol.map``, default: PLAINTEXT and
-        CONTROLLER); the names of the protocols themselves map to themselves."""
+        CONTROLLER and the four protocol names, as Kafka's default)."""
         name, sep, address = text.strip().partition("://")
         host, colon, port = address.rpartition(":")
         if not sep or not colon or not port.isdigit() or not name:
             raise ValueError(f"listener {text!r} is not NAME://host:port")
         name = name.upper()
         protocol = (protocols or DEFAULT_PROTOCOL_MAP).get(name)
-        if protocol is None and name in SECURITY_PROTOCOLS:
-            protocol = name
         if protocol is None:
             raise ValueError(
                 f"listener {text!r}: {name} is not in listener.security.protocol.map"
@@ -72,7 +70,13 @@ SECURITY_PREFIXES = ("ssl.", "sasl.", "listener.name.", "connection.failed.authe
 """Broker keys read by :mod:`log_engine.broker.security` (kept raw: per-listener
 ``listener.name.<name>.`` overrides have open-ended names)."""
 
-DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+DEFAULT_PROTOCOL_MAP = {
+    "PLAINTEXT": "PLAINTEXT",
+    "CONTROLLER": "PLAINTEXT",
+    "SSL": "SSL",
+    "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+    "SASL_SSL": "SASL_SSL",
+}
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -121,7 +125,8 @@ class BrokerConfig(BaseModel):
         description="Listener names the controllers use (e.g. CONTROLLER).",
     )
     listener_security_protocol_map: str = Field(
-        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,"
+        "SASL_SSL:SASL_SSL",
         alias="listener.security.protocol.map",
         description="Listener name -> security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, "
         "SASL_SSL); see docs/security.md.",

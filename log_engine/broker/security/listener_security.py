@@ -16,12 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from log_engine.broker.security.jaas import JaasConfigError, parse_jaas
 from log_engine.broker.security.scram_store import (
     SCRAM_MECHANISMS,
     ScramCredential,
     ScramCredentialStore,
 )
+from log_engine.jaas import JaasConfigError, parse_jaas
 
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")

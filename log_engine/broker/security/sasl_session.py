@@ -11,6 +11,7 @@ passwords are never logged.
 from __future__ import annotations
 
 import hmac
+import logging
 import os
 from typing import Protocol
 
@@ -18,6 +19,8 @@ from scramp import ScramException, ScramMechanism
 
 from log_engine.broker.security.listener_security import ListenerSecurity
 from log_engine.broker.security.scram_store import ScramCredential
+
+log = logging.getLogger(__name__)
 
 UNSUPPORTED_SASL_MECHANISM = 33
 ILLEGAL_SASL_STATE = 34
@@ -99,16 +102,31 @@ class _Scram:
                 return self._server.get_server_first().encode()
             if self._round == 1:
                 self._round = 2
-                self._server.set_client_final(token.decode("utf-8"))
+                final_message = token.decode("utf-8")
+                self._accept_librdkafka_nonce(final_message)
+                self._server.set_client_final(final_message)
                 final = self._server.get_server_final().encode()
                 self.complete = True
                 return final
-        except (ScramException, UnicodeDecodeError):
-            pass
+        except (ScramException, UnicodeDecodeError) as exc:
+            log.debug("SCRAM exchange failed: %s", exc)
         raise AuthenticationFailed(
             "Authentication failed during authentication due to invalid credentials "
             f"with SASL mechanism {self._mechanism}"
         )
+
+
+    def _accept_librdkafka_nonce(self, final_message: str) -> None:
+        """librdkafka before 2.6.1 (kcat 1.7 ships 2.0.2) sends ``r=`` as client
+        nonce + the full server nonce (its client nonce twice). Kafka 3.8.1-3.9
+        accept it; so do we, for exactly that shape: the server nonce is still
+        checked and the proof covers the message as sent."""
+        server = self._server
+        expected = str(server.nonce)
+        client_nonce = expected[: -len(str(server.s_nonce))]
+        for part in final_message.split(","):
+            if part.startswith("r=") and part[2:] == client_nonce + expected:
+                server.nonce = type(server.nonce)(part[2:])
 
 
 class SaslSession:
