@@ -52,6 +52,7 @@ _SIZE = struct.Struct(">i")
 _RECV_BUFFER_BYTES = 64 * 1024
 _FIRST_CHUNK_BYTES = 64 * 1024
 _MAX_CHUNK_BYTES = 1024 * 1024
+_TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause above 2x
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
@@ -112,7 +113,7 @@ class BrokerServer:
                 sock=sock,
                 ssl=self.security.ssl_context,
                 ssl_handshake_timeout=10,
-                limit=_RECV_BUFFER_BYTES,
+                limit=_TLS_READ_LIMIT_BYTES,
             )
             return
         self._accept_task = asyncio.get_running_loop().create_task(self._accept())
