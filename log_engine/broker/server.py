@@ -25,7 +25,7 @@ import struct
 from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
-from log_engine.broker.config import Listener
+from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
@@ -86,6 +86,11 @@ class BrokerServer:
         self._tls_server: asyncio.Server | None = None
 
     async def start(self, listener: Listener) -> None:
+        if self._controller and listener.protocol != "PLAINTEXT":
+            raise BrokerConfigError(
+                f"controller listener {listener.name} maps to {listener.protocol}: only "
+                "PLAINTEXT controller listeners are supported yet (docs/security.md)"
+            )
         if listener.protocol != "PLAINTEXT" or self._broker.config.security_settings:
             try:
                 self.security = ListenerSecurity.build(
@@ -95,8 +100,6 @@ class BrokerServer:
                     self._broker.config.log_dir,
                 )
             except SecurityConfigError as exc:
-                from log_engine.broker.config import BrokerConfigError
-
                 raise BrokerConfigError(str(exc)) from None
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
