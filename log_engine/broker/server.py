@@ -30,6 +30,7 @@ from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
 from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
+from log_engine.broker.security.handlers import SECURITY_HANDLERS
 from log_engine.broker.security.stream_transport import StreamConnectionMixin
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
@@ -54,6 +55,9 @@ _FIRST_CHUNK_BYTES = 64 * 1024
 _MAX_CHUNK_BYTES = 1024 * 1024
 _TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause above 2x
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
+
+
+_CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS}
 
 
 class ConnectionClosed(Exception):
@@ -205,7 +209,9 @@ class Connection:
     ) -> None:
         self._broker = broker
         self._controller = controller
-        self._handlers: dict[ApiKey, Handler] = CONTROLLER_HANDLERS if controller else HANDLERS
+        self._handlers: dict[ApiKey, Handler] = (
+            CONTROLLER_HANDLERS if controller else _CLIENT_HANDLERS
+        )
         self._sock: socket.socket = sock  # type: ignore[assignment]  # None: a TlsConnection
         self._auth = auth
         self._peer = peer

@@ -20,6 +20,7 @@ from log_engine.broker.security.scram_store import (
     SCRAM_MECHANISMS,
     ScramCredential,
     ScramCredentialStore,
+    store_for,
 )
 from log_engine.jaas import JaasConfigError, parse_jaas
 
@@ -84,7 +85,7 @@ class ListenerSecurity:
             if "PLAIN" in security.mechanisms:
                 security.plain_users = _plain_users(lookup)
             if any(m in SCRAM_MECHANISMS for m in security.mechanisms):
-                security.scram = ScramCredentialStore(log_dir)
+                security.scram = store_for(log_dir)
                 bootstrap = settings.get("sasl.scram.bootstrap.users", "")
                 bootstrap_scram_users(security.scram, bootstrap)
         return security

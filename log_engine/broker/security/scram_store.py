@@ -118,3 +118,16 @@ class ScramCredentialStore:
             os.fsync(f.fileno())
         os.chmod(tmp, 0o600)
         os.replace(tmp, self._path)
+
+
+_STORES: dict[Path, ScramCredentialStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def store_for(log_dir: Path) -> ScramCredentialStore:
+    """The one store of a log dir in this process (listeners and admin APIs share it)."""
+    key = log_dir.resolve()
+    with _STORES_LOCK:
+        if key not in _STORES:
+            _STORES[key] = ScramCredentialStore(key)
+        return _STORES[key]

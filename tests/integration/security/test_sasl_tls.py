@@ -388,3 +388,36 @@ def test_mutual_tls_principal_is_the_certificate_subject(pki: Pki, tmp_path: Pat
 
     asyncio.run(run())
     assert seen == ["User:CN=alice,O=Sluice Tests,C=DE"]
+
+
+def test_scram_users_managed_with_confluent_admin_client(sasl_ssl: BrokerProcess, pki: Pki) -> None:
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialDeletion,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = confluent_kafka.admin.AdminClient(
+        _ssl_conf(sasl_ssl, pki, "SCRAM-SHA-512", "bob", "bob-secret")
+    )
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192)
+    for future in admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion("dave", info, b"dave-secret")]
+    ).values():
+        future.result(timeout=30)
+    described = admin.describe_user_scram_credentials(["dave"])["dave"].result(timeout=30)
+    assert [(c.mechanism, c.iterations) for c in described.scram_credential_infos] == [
+        (ScramMechanism.SCRAM_SHA_512, 8192)
+    ]
+    conf = _ssl_conf(sasl_ssl, pki, "SCRAM-SHA-512", "dave", "dave-secret")
+    assert confluent_kafka.admin.AdminClient(conf).list_topics(timeout=20).brokers
+    assert "dave-secret" not in sasl_ssl.log_text()
+    for future in admin.alter_user_scram_credentials(
+        [UserScramCredentialDeletion("dave", ScramMechanism.SCRAM_SHA_512)]
+    ).values():
+        future.result(timeout=30)
+    with pytest.raises(KafkaError, match="invalid credentials"):
+        _open(ClientConfig.from_mapping(conf))
+    with pytest.raises(confluent_kafka.KafkaException, match="does not exist"):
+        admin.describe_user_scram_credentials(["dave"])["dave"].result(timeout=30)
