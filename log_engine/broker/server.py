@@ -31,6 +31,7 @@ from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
 from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
 from log_engine.broker.security.handlers import SECURITY_HANDLERS
+from log_engine.broker.security.scram_admin import anonymous_refusal
 from log_engine.broker.security.stream_transport import StreamConnectionMixin
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
@@ -281,6 +282,13 @@ class Connection:
                 if close:
                     raise ConnectionClosed("")
                 return
+        if header.api_key in SECURITY_HANDLERS and (
+            self._auth is None or self._auth.principal == "User:ANONYMOUS"
+        ):
+            await self._send(
+                encode_response(header, anonymous_refusal(header.api_key, body))
+            )
+            return
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")

@@ -119,3 +119,35 @@ async def handle_alter_user_scram_credentials(
         for name in order
     ]
     return {"throttle_time_ms": 0, "results": results}
+
+
+CLUSTER_AUTHORIZATION_FAILED = 31
+_ANONYMOUS_MESSAGE = (
+    "managing SCRAM credentials needs an authenticated principal (a SASL or "
+    "mutual-TLS listener) until ACLs exist"
+)
+
+
+def anonymous_refusal(api_key: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The answer to a credentials API from an unauthenticated connection: every
+    user gets CLUSTER_AUTHORIZATION_FAILED (stricter than Kafka with no authorizer,
+    which lets anyone in; ACLs will replace this rule)."""
+    if api_key == 50:
+        return {
+            "throttle_time_ms": 0,
+            "error_code": CLUSTER_AUTHORIZATION_FAILED,
+            "error_message": _ANONYMOUS_MESSAGE,
+            "results": [],
+        }
+    names = dict.fromkeys(i["name"] for i in body["deletions"] + body["upsertions"])
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {
+                "user": name,
+                "error_code": CLUSTER_AUTHORIZATION_FAILED,
+                "error_message": _ANONYMOUS_MESSAGE,
+            }
+            for name in names
+        ],
+    }

@@ -421,3 +421,19 @@ def test_scram_users_managed_with_confluent_admin_client(sasl_ssl: BrokerProcess
         _open(ClientConfig.from_mapping(conf))
     with pytest.raises(confluent_kafka.KafkaException, match="does not exist"):
         admin.describe_user_scram_credentials(["dave"])["dave"].result(timeout=30)
+
+
+def test_anonymous_connections_cannot_manage_scram_users(broker: BrokerProcess) -> None:
+    from confluent_kafka.admin import (
+        ScramCredentialInfo,
+        ScramMechanism,
+        UserScramCredentialUpsertion,
+    )
+
+    admin = confluent_kafka.admin.AdminClient({"bootstrap.servers": broker.bootstrap})
+    info = ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192)
+    futures = admin.alter_user_scram_credentials(
+        [UserScramCredentialUpsertion("eve", info, b"eve-secret")]
+    )
+    with pytest.raises(confluent_kafka.KafkaException, match="authenticated principal"):
+        futures["eve"].result(timeout=30)
