@@ -24,7 +24,7 @@ from bench.broker import (
     process_cpu_s,
 )
 from harness.broker_process import BrokerProcess, free_port
-from tests.support.tls_certs import TestCA
+from harness.tls_certs import TestCA
 
 
 def _measure(

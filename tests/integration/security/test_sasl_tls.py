@@ -23,13 +23,13 @@ import kafka
 import pytest
 
 from harness.broker_process import BrokerProcess, free_port
+from harness.tls_certs import Issued, TestCA
 from log_engine.broker.security import ListenerSecurity
 from log_engine.broker.security.connection_auth import tls_principal
 from log_engine.client import ClientConfig, SyncConsumer, SyncProducer, TopicPartition
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.security import SslAuthenticationError
 from log_engine.errors import KafkaError
-from tests.support.tls_certs import Issued, TestCA
 
 KCAT = shutil.which("kcat") or "kcat"
 PLAIN_JAAS = (

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from harness.tls_certs import TestCA
 from log_engine.broker.config import BrokerConfig
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
 from log_engine.broker.security.listener_security import bootstrap_scram_users
 from log_engine.broker.security.sasl_session import SaslSession
 from log_engine.broker.security.scram_store import FILE_NAME, ScramCredentialStore
 from log_engine.jaas import JaasConfigError, parse_jaas
-from tests.support.tls_certs import TestCA
 
 JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required\n"
