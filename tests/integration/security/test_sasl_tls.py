@@ -437,3 +437,18 @@ def test_anonymous_connections_cannot_manage_scram_users(broker: BrokerProcess) 
     )
     with pytest.raises(confluent_kafka.KafkaException, match="authenticated principal"):
         futures["eve"].result(timeout=30)
+
+
+def test_our_producer_with_a_wrong_password_fails_at_once(sasl_plaintext: BrokerProcess) -> None:
+    from log_engine.errors import SaslAuthenticationFailedError
+
+    settings = {
+        "bootstrap.servers": sasl_plaintext.bootstrap,
+        "security.protocol": "SASL_PLAINTEXT",
+        "sasl.mechanism": "SCRAM-SHA-256",
+        "sasl.username": "carol",
+        "sasl.password": "wrong",
+    }
+    with pytest.raises(SaslAuthenticationFailedError, match="invalid credentials"):  # noqa: SIM117
+        with SyncProducer(settings) as producer:
+            producer.send("anything", b"x").result(timeout=60)
