@@ -452,3 +452,25 @@ def test_our_producer_with_a_wrong_password_fails_at_once(sasl_plaintext: Broker
     with pytest.raises(SaslAuthenticationFailedError, match="invalid credentials"):  # noqa: SIM117
         with SyncProducer(settings) as producer:
             producer.send("anything", b"x").result(timeout=60)
+
+
+def _frame(payload: bytes) -> bytes:
+    return struct.pack(">i", len(payload)) + payload
+
+
+def _read_frame(sock: socket.socket) -> bytes:
+    size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+    return sock.recv(size, socket.MSG_WAITALL) if size else b""
+
+
+def test_sasl_handshake_v0_then_bare_tokens(sasl_plaintext: BrokerProcess) -> None:
+    handshake_v0 = struct.pack(">hhih", 17, 0, 1, 1) + b"t" + struct.pack(">h", 5) + b"PLAIN"
+    api_versions_v0 = struct.pack(">hhih", 18, 0, 2, 1) + b"t"
+    with socket.create_connection(("127.0.0.1", sasl_plaintext.port), timeout=10) as sock:
+        sock.sendall(_frame(handshake_v0))
+        answer = _read_frame(sock)
+        assert struct.unpack_from(">ih", answer) == (1, 0)
+        sock.sendall(_frame(b"\x00alice\x00alice-secret"))  # bare PLAIN token
+        assert _read_frame(sock) == b""  # bare empty answer: authenticated
+        sock.sendall(_frame(api_versions_v0))
+        assert struct.unpack_from(">ih", _read_frame(sock)) == (2, 0)
