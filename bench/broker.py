@@ -47,13 +47,18 @@ def process_cpu_s(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) * _TICK_S
 
 
-def _create(bootstrap: str, topic: str) -> None:
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+def _create(bootstrap: str, topic: str, security: dict[str, str] | None = None) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(security or {})})
     admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])[topic].result(30)
 
 
 def librdkafka_produce(
-    bootstrap: str, topic: str, count: int, size: int, compression: str = "none"
+    bootstrap: str,
+    topic: str,
+    count: int,
+    size: int,
+    compression: str = "none",
+    security: dict[str, str] | None = None,
 ) -> float:
     """Seconds to produce ``count`` records of ``size`` bytes and get them acknowledged.
 
@@ -70,6 +75,7 @@ def librdkafka_produce(
             "queue.buffering.max.kbytes": 1 << 20,
             "message.max.bytes": 2 << 20,
             "compression.type": compression,
+            **(security or {}),
         }
     )
     if compression == "none":
@@ -94,7 +100,9 @@ def librdkafka_produce(
     return elapsed
 
 
-def librdkafka_consume(bootstrap: str, topic: str, count: int) -> float:
+def librdkafka_consume(
+    bootstrap: str, topic: str, count: int, security: dict[str, str] | None = None
+) -> float:
     """Seconds to consume ``count`` records from the beginning of partition 0."""
     # librdkafka backs off fetching for fetch.queue.backoff.ms (1 s) whenever its local
     # queue holds queued.min.messages; a Python loop drains slower than it fetches, so
@@ -106,6 +114,7 @@ def librdkafka_consume(bootstrap: str, topic: str, count: int) -> float:
             "enable.auto.commit": False,
             "fetch.queue.backoff.ms": 1,
             "queued.min.messages": 1_000_000,
+            **(security or {}),
         }
     )
     consumer.assign([TopicPartition(topic, 0, 0)])
@@ -238,8 +247,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a run under a minute")
     parser.add_argument("--records", type=int, default=None, help="100-byte records (2M)")
+    parser.add_argument(
+        "--security",
+        choices=["sasl_ssl"],
+        default=None,
+        help="instead: produce/consume over SASL_SSL next to PLAINTEXT (bench.broker_security)",
+    )
     args = parser.parse_args()
     count = args.records or (300_000 if args.quick else 2_000_000)
+    if args.security:
+        from bench.broker_security import run_security
+
+        print(json.dumps(run_security(count)))
+        return
     kb_count = count // 4
     print(json.dumps(run(count, kb_count)))
 

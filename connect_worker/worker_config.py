@@ -219,6 +219,16 @@ class WorkerConfig(PluginConfig):
         """The raw properties this config was read from."""
         return dict(self._props)
 
+    def client_security_props(self) -> dict[str, str]:
+        """Worker-level client security keys (``security.protocol``, ``ssl.*``,
+        ``sasl.*``): every Kafka client of the worker gets them, under its
+        ``producer.``/``consumer.``/``admin.`` keys and connector overrides."""
+        return {
+            k: v
+            for k, v in self._props.items()
+            if k == "security.protocol" or k.startswith(("ssl.", "sasl."))
+        }
+
     def converter_props(self, prefix: str) -> dict[str, str]:
         """The ``<prefix>.*`` properties (e.g. ``key.converter``), prefix stripped."""
         head = prefix if prefix.endswith(".") else prefix + "."

@@ -21,8 +21,9 @@ class RuntimeSettings:
     """Everything the worker needs to build and supervise tasks.
 
     ``producer_props``/``consumer_props``/``admin_props`` are the worker's
-    ``producer.*``/``consumer.*``/``admin.*`` keys (prefix stripped); a
-    connector's ``producer.override.*``/``consumer.override.*`` go over them.
+    ``producer.*``/``consumer.*``/``admin.*`` keys (prefix stripped) over its
+    worker-level ``security.protocol``/``ssl.*``/``sasl.*`` keys; a connector's
+    ``producer.override.*``/``consumer.override.*`` go over them.
     """
 
     bootstrap: str
@@ -62,9 +63,15 @@ class RuntimeSettings:
                 backoff_initial_ms=config.task_restart_backoff_initial_ms,
                 backoff_max_ms=config.task_restart_backoff_max_ms,
             ),
-            producer_props=config.converter_props("producer"),
-            consumer_props=config.converter_props("consumer"),
-            admin_props=config.converter_props("admin"),
+            producer_props={
+                **config.client_security_props(),
+                **config.converter_props("producer"),
+            },
+            consumer_props={
+                **config.client_security_props(),
+                **config.converter_props("consumer"),
+            },
+            admin_props={**config.client_security_props(), **config.converter_props("admin")},
             metrics_enabled=config.metrics_enabled,
             metrics_window=SampleWindow(
                 config.metrics_sample_window_ms / 1000, config.metrics_num_samples

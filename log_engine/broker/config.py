@@ -37,11 +37,13 @@ class Listener:
     name: str
     host: str
     port: int
+    protocol: str = "PLAINTEXT"
 
     @classmethod
     def parse(cls, text: str, protocols: dict[str, str] | None = None) -> Listener:
-        """Parse one entry; its name must map to PLAINTEXT in ``protocols``
-        (``listener.security.protocol.map``, default: PLAINTEXT and CONTROLLER)."""
+        """Parse one entry; its name must map to a known security protocol in
+        ``protocols`` (``listener.security.protocol.map``, default: PLAINTEXT and
+        CONTROLLER and the four protocol names, as Kafka's default)."""
         name, sep, address = text.strip().partition("://")
         host, colon, port = address.rpartition(":")
         if not sep or not colon or not port.isdigit() or not name:
@@ -52,15 +54,29 @@ class Listener:
             raise ValueError(
                 f"listener {text!r}: {name} is not in listener.security.protocol.map"
             )
-        if protocol != "PLAINTEXT":
-            raise ValueError(f"listener {text!r}: only PLAINTEXT is supported (got {protocol})")
-        return cls(name, host.strip("[]"), int(port))
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(
+                f"listener {text!r}: unknown security protocol {protocol} "
+                f"(one of {', '.join(SECURITY_PROTOCOLS)})"
+            )
+        return cls(name, host.strip("[]"), int(port), protocol)
 
     def __str__(self) -> str:
         return f"{self.name}://{self.host}:{self.port}"
 
 
-DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "CONTROLLER": "PLAINTEXT"}
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+SECURITY_PREFIXES = ("ssl.", "sasl.", "listener.name.", "connection.failed.authentication.")
+"""Broker keys read by :mod:`log_engine.broker.security` (kept raw: per-listener
+``listener.name.<name>.`` overrides have open-ended names)."""
+
+DEFAULT_PROTOCOL_MAP = {
+    "PLAINTEXT": "PLAINTEXT",
+    "CONTROLLER": "PLAINTEXT",
+    "SSL": "SSL",
+    "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+    "SASL_SSL": "SASL_SSL",
+}
 
 
 def parse_protocol_map(text: str) -> dict[str, str]:
@@ -109,9 +125,11 @@ class BrokerConfig(BaseModel):
         description="Listener names the controllers use (e.g. CONTROLLER).",
     )
     listener_security_protocol_map: str = Field(
-        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,"
+        "SASL_SSL:SASL_SSL",
         alias="listener.security.protocol.map",
-        description="Listener name -> security protocol (only PLAINTEXT is supported).",
+        description="Listener name -> security protocol (PLAINTEXT, SSL, SASL_PLAINTEXT, "
+        "SASL_SSL); see docs/security.md.",
     )
     inter_broker_listener_name: str | None = Field(
         None,
@@ -323,6 +341,10 @@ class BrokerConfig(BaseModel):
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )
+    security_settings: dict[str, str] = Field(
+        default_factory=dict,
+        description="Raw ssl.*, sasl.* and listener.name.* settings (docs/security.md).",
+    )
 
     @field_validator("queued_max_request_bytes")
     @classmethod
@@ -391,11 +413,13 @@ class BrokerConfig(BaseModel):
         """Build from a properties map; unknown keys are logged, bad values raise."""
         known = {f.alias or name for name, f in cls.model_fields.items()}
         log_keys = {k: v for k, v in props.items() if k in _LOG_TO_TOPIC or k in _TOPIC_PASS}
-        unknown = sorted(set(props) - known - set(log_keys))
+        security = {k: v for k, v in props.items() if k.startswith(SECURITY_PREFIXES)}
+        unknown = sorted(set(props) - known - set(log_keys) - set(security))
         for key in unknown:
             log.warning("unknown broker setting %r ignored", key)
         values: dict[str, Any] = {k: v for k, v in props.items() if k in known}
         values["log_settings"] = log_keys
+        values["security_settings"] = security
         try:
             return cls.model_validate(values)
         except ValidationError as exc:

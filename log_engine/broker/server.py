@@ -25,9 +25,14 @@ import struct
 from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
-from log_engine.broker.config import Listener
+from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
+from log_engine.broker.security import ListenerSecurity, SecurityConfigError
+from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
+from log_engine.broker.security.handlers import SECURITY_HANDLERS
+from log_engine.broker.security.scram_admin import anonymous_refusal
+from log_engine.broker.security.stream_transport import StreamConnectionMixin
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
     ApiKey,
@@ -49,7 +54,11 @@ _SIZE = struct.Struct(">i")
 _RECV_BUFFER_BYTES = 64 * 1024
 _FIRST_CHUNK_BYTES = 64 * 1024
 _MAX_CHUNK_BYTES = 1024 * 1024
+_TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause above 2x
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
+
+
+_CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS}
 
 
 class ConnectionClosed(Exception):
@@ -79,10 +88,27 @@ class BrokerServer:
         self.port = 0
         self.address = ""
         self._accepting = asyncio.Event()
+        self.security: ListenerSecurity | None = None
+        self._tls_server: asyncio.Server | None = None
 
     async def start(self, listener: Listener, *, accepting: bool = True) -> None:
         """Bind and listen; with ``accepting=False`` connections wait in the backlog
         until :meth:`open` (a clustered broker not yet unfenced)."""
+        if self._controller and listener.protocol != "PLAINTEXT":
+            raise BrokerConfigError(
+                f"controller listener {listener.name} maps to {listener.protocol}: only "
+                "PLAINTEXT controller listeners are supported yet (docs/security.md)"
+            )
+        if listener.protocol != "PLAINTEXT" or self._broker.config.security_settings:
+            try:
+                self.security = ListenerSecurity.build(
+                    listener.name,
+                    listener.protocol,
+                    self._broker.config.security_settings,
+                    self._broker.config.log_dir,
+                )
+            except SecurityConfigError as exc:
+                raise BrokerConfigError(str(exc)) from None
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -94,13 +120,53 @@ class BrokerServer:
         self.address = f"{listener.host}:{self.port}"
         if accepting:
             self._accepting.set()
+        if self.security is not None and self.security.ssl_context is not None:
+            self._tls_server = await asyncio.start_server(
+                self._accept_tls,
+                sock=sock,
+                ssl=self.security.ssl_context,
+                ssl_handshake_timeout=10,
+                limit=_TLS_READ_LIMIT_BYTES,
+            )
+            return
         self._accept_task = asyncio.get_running_loop().create_task(self._accept())
 
     def open(self) -> None:
         """Start accepting connections (after ``start(accepting=False)``)."""
         self._accepting.set()
 
+    async def _accept_tls(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        """One TLS connection (handshake done by asyncio): run it in this task."""
+        await self._accepting.wait()  # a clustered broker serves once unfenced
+        address = writer.get_extra_info("peername")
+        ip = address[0]
+        if not self.quota.admit(ip):
+            writer.close()
+            return
+        task = asyncio.current_task()
+        assert task is not None and self.security is not None
+        self._connections.add(task)
+        try:
+            sock = writer.get_extra_info("socket")
+            if sock is not None:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = TlsConnection(
+                self._broker,
+                None,
+                f"{ip}:{address[1]}",
+                self.memory,
+                self._controller,
+                ConnectionAuth(self.security, tls_principal(writer.get_extra_info("peercert"))),
+            )
+            conn.attach(reader, writer)
+            await conn.run()
+        finally:
+            self._connections.discard(task)
+            self.quota.release(ip)
+
     async def stop(self) -> None:
+        if self._tls_server is not None:
+            self._tls_server.close()
         if self._accept_task:
             self._accept_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -131,8 +197,9 @@ class BrokerServer:
                 continue
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             client.setblocking(False)
+            auth = ConnectionAuth(self.security, None) if self.security else None
             conn = Connection(
-                self._broker, client, f"{ip}:{address[1]}", self.memory, self._controller
+                self._broker, client, f"{ip}:{address[1]}", self.memory, self._controller, auth
             )
             task = loop.create_task(conn.run())
             self._connections.add(task)
@@ -146,15 +213,19 @@ class Connection:
     def __init__(
         self,
         broker: Broker,
-        sock: socket.socket,
+        sock: socket.socket | None,
         peer: str,
         memory: RequestMemoryPool,
         controller: bool = False,
+        auth: ConnectionAuth | None = None,
     ) -> None:
         self._broker = broker
         self._controller = controller
-        self._handlers: dict[ApiKey, Handler] = CONTROLLER_HANDLERS if controller else HANDLERS
-        self._sock = sock
+        self._handlers: dict[ApiKey, Handler] = (
+            CONTROLLER_HANDLERS if controller else _CLIENT_HANDLERS
+        )
+        self._sock: socket.socket = sock  # type: ignore[assignment]  # None: a TlsConnection
+        self._auth = auth
         self._peer = peer
         self._memory = memory
         self._held_bytes = 0  # charged to the memory pool for the current frame
@@ -185,7 +256,16 @@ class Connection:
             log.exception("closing connection from %s after an internal error", self._peer)
         finally:
             self._release()
-            self._sock.close()
+            self._close()
+
+    def _close(self) -> None:
+        self._sock.close()
+
+    async def _recv_into(self, view: memoryview) -> int:
+        return await self._loop.sock_recv_into(self._sock, view)
+
+    async def _sendall(self, data: bytes) -> None:
+        await self._loop.sock_sendall(self._sock, data)
 
     def _release(self) -> None:
         if self._held_bytes:
@@ -193,6 +273,9 @@ class Connection:
             self._held_bytes = 0
 
     async def _serve(self, frame: memoryview) -> None:
+        if self._auth is not None and self._auth.expects_raw_token:
+            await self._send([await self._auth.raw_token(frame, self._peer)])
+            return
         try:
             header, body = decode_request(frame, controller=self._controller)
         except UnsupportedVersionError as exc:
@@ -202,6 +285,21 @@ class Connection:
             raise ConnectionClosed(str(exc)) from None
         except (UnknownApiKeyError, InvalidRequestError) as exc:
             raise ConnectionClosed(str(exc)) from None
+        if self._auth is not None and not self._auth.done:
+            answer = await self._auth.serve(header, body, self._peer)
+            if answer is not None:
+                await self._send(encode_response(header, answer[0]))
+                close = answer[1]
+                if close:
+                    raise ConnectionClosed("")
+                return
+        if header.api_key in SECURITY_HANDLERS and (
+            self._auth is None or self._auth.principal == "User:ANONYMOUS"
+        ):
+            await self._send(
+                encode_response(header, anonymous_refusal(header.api_key, body))
+            )
+            return
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
@@ -244,7 +342,7 @@ class Connection:
             self._start, self._end = 0, pending
         view = memoryview(self._buffer)
         while self._end - self._start < needed:
-            received = await self._loop.sock_recv_into(self._sock, view[self._end :])
+            received = await self._recv_into(view[self._end :])
             if received == 0:
                 raise ConnectionClosed("")
             self._end += received
@@ -272,9 +370,7 @@ class Connection:
                 view[have : have + filled] = pending[:filled]
                 pending = pending[filled:]
                 while filled < step:
-                    received = await self._loop.sock_recv_into(
-                        self._sock, view[have + filled : have + step]
-                    )
+                    received = await self._recv_into(view[have + filled : have + step])
                     if received == 0:
                         raise ConnectionClosed("")
                     filled += received
@@ -290,13 +386,13 @@ class Connection:
         for chunk in chunks:
             if isinstance(chunk, FileSlice):
                 if pending:
-                    await self._loop.sock_sendall(self._sock, b"".join(pending))
+                    await self._sendall(b"".join(pending))
                     pending.clear()
                 await self._sendfile(chunk)
             else:
                 pending.append(chunk)
         if pending:
-            await self._loop.sock_sendall(self._sock, b"".join(pending))
+            await self._sendall(b"".join(pending))
 
     async def _sendfile(self, piece: FileSlice) -> None:
         """Send a file range with ``os.sendfile`` (explicit offsets: no seek on the file)."""
@@ -326,3 +422,7 @@ class Connection:
             await future
         finally:
             self._loop.remove_writer(fd)
+
+
+class TlsConnection(StreamConnectionMixin, Connection):
+    """A connection on a TLS listener: reads and writes through asyncio's SSL streams."""

@@ -19,7 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+
+from log_engine.jaas import JaasConfigError, parse_jaas
 
 _INT32_MAX = 2**31 - 1
 
@@ -40,10 +42,58 @@ class ClientConfig(BaseModel):
         max_length=255,
         description="Name sent with every request, shown in broker logs and group descriptions",
     )
-    security_protocol: Literal["PLAINTEXT"] = Field(
+    security_protocol: Literal["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"] = Field(
         "PLAINTEXT",
         alias="security.protocol",
-        description="Only PLAINTEXT is implemented; TLS and SASL are refused rather than ignored",
+        description="PLAINTEXT, SSL (TLS), SASL_PLAINTEXT or SASL_SSL (docs/security.md)",
+    )
+    ssl_ca_location: str | None = Field(
+        None,
+        alias="ssl.ca.location",
+        description="PEM file of the CAs that sign the brokers' certificates (Java name: "
+        "ssl.truststore.location with ssl.truststore.type=PEM); unset: the system CAs",
+    )
+    ssl_ca_pem: str | None = Field(
+        None,
+        alias="ssl.ca.pem",
+        description="The CA certificates as PEM text (Java name: ssl.truststore.certificates)",
+    )
+    ssl_certificate_location: str | None = Field(
+        None,
+        alias="ssl.certificate.location",
+        description="PEM file of the client certificate chain, for mutual TLS (Java name: "
+        "ssl.keystore.location, a PEM with key and chain)",
+    )
+    ssl_key_location: str | None = Field(
+        None,
+        alias="ssl.key.location",
+        description="PEM file of the client key; unset: read from ssl.certificate.location",
+    )
+    ssl_key_password: SecretStr | None = Field(
+        None, alias="ssl.key.password", description="Password of an encrypted client key"
+    )
+    ssl_endpoint_identification_algorithm: Literal["https", "none", ""] = Field(
+        "https",
+        alias="ssl.endpoint.identification.algorithm",
+        description="https: the broker certificate must name the host connected to; "
+        "none or empty: skip that check (the chain is still verified)",
+    )
+    sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = Field(
+        "PLAIN",
+        alias="sasl.mechanism",
+        description="SASL mechanism on SASL_PLAINTEXT / SASL_SSL",
+    )
+    sasl_username: str | None = Field(
+        None, alias="sasl.username", description="SASL user (or give sasl.jaas.config)"
+    )
+    sasl_password: SecretStr | None = Field(
+        None, alias="sasl.password", description="SASL password (never logged)"
+    )
+    sasl_jaas_config: SecretStr | None = Field(
+        None,
+        alias="sasl.jaas.config",
+        description="Java-style login: '<PlainLoginModule|ScramLoginModule> required "
+        'username="..." password="...";\' (username/password taken from it)',
     )
     request_timeout_ms: int = Field(
         30000,
@@ -88,6 +138,38 @@ class ClientConfig(BaseModel):
         le=_INT32_MAX,
         description="Largest response frame accepted; a larger size prefix closes the connection",
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _java_security_names(cls, values: Any) -> Any:
+        """Accept the Java client's names for the TLS settings (PEM stores only)."""
+        if isinstance(values, Mapping):
+            return java_security_names(values)
+        return values
+
+    @model_validator(mode="after")
+    def _check_sasl(self) -> Self:
+        if self.security_protocol.startswith("SASL_"):
+            self.sasl_credentials()
+        return self
+
+    def sasl_credentials(self) -> tuple[str, str]:
+        """``(username, password)`` from sasl.username/sasl.password or sasl.jaas.config."""
+        user = self.sasl_username
+        password = self.sasl_password.get_secret_value() if self.sasl_password else None
+        if self.sasl_jaas_config is not None and (user is None or password is None):
+            try:
+                entry = parse_jaas(self.sasl_jaas_config.get_secret_value())
+            except JaasConfigError as exc:
+                raise ValueError(str(exc)) from None
+            user = user if user is not None else entry.options.get("username")
+            password = password if password is not None else entry.options.get("password")
+        if user is None or password is None:
+            raise ValueError(
+                f"security.protocol={self.security_protocol} needs sasl.username and "
+                "sasl.password, or sasl.jaas.config with username=... password=..."
+            )
+        return user, password
 
     @field_validator("bootstrap_servers", mode="before")
     @classmethod
@@ -382,3 +464,29 @@ _ASSIGNOR_ALIASES = {
     "org.apache.kafka.clients.consumer.RangeAssignor": "range",
     "org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin",
 }
+
+
+_JAVA_SYNONYMS = {
+    "ssl.truststore.location": "ssl.ca.location",
+    "ssl.truststore.certificates": "ssl.ca.pem",
+    "ssl.keystore.location": "ssl.certificate.location",
+}
+_PEM_ONLY = ("ssl.truststore.type", "ssl.keystore.type")
+
+
+def java_security_names(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Rename the Java client's TLS keys to librdkafka's (both documented in
+    docs/security.md); a key given under both names with different values is refused."""
+    out = dict(values)
+    for key in _PEM_ONLY:
+        if key in out:
+            kind = str(out.pop(key)).upper()
+            if kind != "PEM":
+                raise ValueError(f"{key}={kind}: only PEM is supported")
+    for java, native in _JAVA_SYNONYMS.items():
+        if java in out:
+            value = out.pop(java)
+            if native in out and out[native] != value:
+                raise ValueError(f"{java} and {native} name the same setting with different values")
+            out[native] = value
+    return out

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import ssl
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from log_engine.client import errors
+from log_engine.client import errors, security
 from log_engine.client.config import ClientConfig
 from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey, decode_response, encode_request
@@ -94,6 +95,8 @@ class BrokerConnection:
             async with asyncio.timeout(timeout_s):
                 await conn._connect()
                 await conn._negotiate_versions()
+                if config.security_protocol.startswith("SASL_"):
+                    await security.authenticate(conn, config)
         except TimeoutError:
             conn.close(f"connection setup took more than {timeout_s}s")
             raise errors.network_error(f"{conn!r}: connection setup timed out") from None
@@ -199,10 +202,19 @@ class BrokerConnection:
     # -- internals -----------------------------------------------------------------------
 
     async def _connect(self) -> None:
+        context = security.ssl_context(self._config)
         try:
             self._reader, self._writer = await asyncio.open_connection(
-                self.host, self.port, limit=_STREAM_LIMIT_BYTES
+                self.host,
+                self.port,
+                limit=_STREAM_LIMIT_BYTES,
+                ssl=context,
+                server_hostname=self.host if context is not None else None,
             )
+        except ssl.SSLError as exc:
+            raise security.SslAuthenticationError(
+                f"TLS handshake with {self.host}:{self.port} failed: {exc.reason or exc}"
+            ) from None
         except OSError as exc:
             raise errors.network_error(f"cannot connect to {self.host}:{self.port}: {exc}") from exc
         self._closed = False

@@ -116,12 +116,21 @@ def decode_request(
         raise InvalidRequestError(
             f"{schema.name} v{header.api_version}: {exc}", header=header
         ) from exc
-    if reader.pos != reader.end:
+    if reader.pos != reader.end and not _tolerated_trailer(header, frame, reader.pos):
         raise InvalidRequestError(
             f"{schema.name} v{header.api_version}: {reader.end - reader.pos} trailing bytes",
             header=header,
         )
     return header, body
+
+
+def _tolerated_trailer(header: RequestHeader, frame: Any, pos: int) -> bool:
+    """librdkafka (2.16 at least) ends AlterUserScramCredentials v0 with one zero
+    byte too many; Kafka ignores trailing bytes, so for that request only, zero
+    bytes after the body are accepted."""
+    return header.api_key == ApiKey.ALTER_USER_SCRAM_CREDENTIALS and not any(
+        bytes(frame[pos:])
+    )
 
 
 def _refusal(

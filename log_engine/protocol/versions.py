@@ -53,7 +53,10 @@ class ApiKey(IntEnum):
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
+    SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
+    DESCRIBE_USER_SCRAM_CREDENTIALS = 50
+    ALTER_USER_SCRAM_CREDENTIALS = 51
     VOTE = 52
     BEGIN_QUORUM_EPOCH = 53
     END_QUORUM_EPOCH = 54
@@ -88,9 +91,15 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
+        ApiKey.SASL_HANDSHAKE: (0, 1),
+        ApiKey.SASL_AUTHENTICATE: (0, 1),
+        # KIP-554: only a flexible v0 exists (the exception to decision 1's
+        # classic-only rule; our codec speaks flexible versions already)
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }
 )
-"""Inclusive (min, max) per api key the broker serves; keys absent here (SASL) are not."""
+"""Inclusive (min, max) per api key the broker serves."""
 
 CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
     {
@@ -117,6 +126,10 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.SASL_HANDSHAKE: (1, 1),
+        ApiKey.SASL_AUTHENTICATE: (0, 2),
+        ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }
 )
 """Inclusive (min, max) per api key our client can send (and read the answer of)."""

@@ -88,7 +88,7 @@ def test_cluster_id_key_wins_and_voter_order_does_not_matter() -> None:
         ({"process.roles": ""}, "process.roles must be set"),
         ({"controller.quorum.voters": ""}, "controller.quorum.voters must be set"),
         ({"inter.broker.listener.name": "CONTROLLER"}, "inter.broker.listener.name"),
-        ({"listeners": "SSL://h:1,CONTROLLER://127.0.0.1:9093"}, "SSL is not in"),
+        ({"listeners": "EXTERNAL://h:1,CONTROLLER://127.0.0.1:9093"}, "EXTERNAL is not in"),
         ({"cluster.id": "a b"}, "letters, digits"),
         ({"controller.quorum.request.timeout.ms": "400"}, "must exceed fetch_max_wait_ms"),
     ],

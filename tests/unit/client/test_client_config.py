@@ -54,7 +54,11 @@ def test_unknown_keys_and_bad_values_are_refused() -> None:
     with pytest.raises(ValidationError):
         ProducerConfig.from_mapping({"bootstrap.servers": "no-port"})
     with pytest.raises(ValidationError):
-        ProducerConfig.from_mapping({"bootstrap.servers": "h:1", "security.protocol": "SSL"})
+        ProducerConfig.from_mapping({"bootstrap.servers": "h:1", "security.protocol": "TLS"})
+    with pytest.raises(ValidationError, match=r"needs sasl\.username"):
+        ProducerConfig.from_mapping(
+            {"bootstrap.servers": "h:1", "security.protocol": "SASL_SSL"}
+        )
 
 
 def test_delivery_timeout_must_cover_linger_and_request_timeout() -> None:

@@ -56,7 +56,8 @@ def test_unknown_api_key_carries_the_header() -> None:
         (ApiKey.PRODUCE, 9),  # flexible
         (ApiKey.FETCH, 3),
         (ApiKey.METADATA, 9),
-        (ApiKey.SASL_HANDSHAKE, 1),  # known key, no versions served
+        (ApiKey.SASL_HANDSHAKE, 2),  # known key, version not served
+        (ApiKey.SASL_AUTHENTICATE, 2),  # flexible
         (ApiKey.API_VERSIONS, -1),
     ],
 )

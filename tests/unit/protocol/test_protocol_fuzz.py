@@ -11,7 +11,7 @@ import struct
 import time
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from protocol_strategies import bodies, supported_versions
 
@@ -88,6 +88,8 @@ def test_single_byte_mutations(frame: bytes, data: Any) -> None:
 @FUZZ
 @given(valid_frames(), st.binary(min_size=1, max_size=8))
 def test_trailing_bytes_are_invalid(frame: bytes, extra: bytes) -> None:
+    # the one exception: zero bytes after AlterUserScramCredentials (librdkafka sends one)
+    assume(not (frame[:2] == b"\x00\x33" and not any(extra)))
     refusal = decode_or_refusal(frame + extra)
     assert isinstance(refusal, InvalidRequestError)
     assert "trailing" in str(refusal)

@@ -90,7 +90,8 @@ def test_api_version_entries_come_from_the_table() -> None:
     entries = {e["api_key"]: (e["min_version"], e["max_version"]) for e in api_version_entries()}
     assert entries[ApiKey.PRODUCE] == (3, 8)
     assert entries[ApiKey.FETCH] == (4, 11)
-    assert ApiKey.SASL_HANDSHAKE not in entries
+    assert entries[ApiKey.SASL_HANDSHAKE] == (0, 1)
+    assert entries[ApiKey.SASL_AUTHENTICATE] == (0, 1)
 
 
 # --- Metadata ---------------------------------------------------------------------

@@ -88,13 +88,16 @@ def test_every_client_version_has_compiled_schemas() -> None:
             assert request.flexible == response.flexible == REQUESTS[key].is_flexible(version)
 
 
-def test_every_api_key_but_sasl_is_declared_and_served() -> None:
+FLEXIBLE_ONLY = {ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKey.ALTER_USER_SCRAM_CREDENTIALS}
+
+
+def test_every_api_key_is_declared_and_served() -> None:
     # the controller listener's APIs are served there only (it also serves
     # ApiVersions, Fetch of __cluster_metadata, and the CreateTopics / DeleteTopics
     # that brokers forward for their clients)
     both = {ApiKey.FETCH, ApiKey.API_VERSIONS, ApiKey.CREATE_TOPICS, ApiKey.DELETE_TOPICS}
     controller = set(CONTROLLER_VERSIONS) - both
-    served = {key for key in ApiKey if key != ApiKey.SASL_HANDSHAKE} - controller
+    served = set(ApiKey) - controller
     assert set(SUPPORTED_VERSIONS) == served == set(CLIENT_VERSIONS)
     assert set(REQUESTS) == served | controller == set(RESPONSES)
     for key in controller:
@@ -107,7 +110,10 @@ def test_every_api_key_but_sasl_is_declared_and_served() -> None:
         lo, hi = REQUESTS[key].versions
         assert lo <= SUPPORTED_VERSIONS[key][0] and SUPPORTED_VERSIONS[key][1] <= hi
         assert lo <= CLIENT_VERSIONS[key][0] and CLIENT_VERSIONS[key][1] <= hi
-        assert not REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][1])
+        if key in FLEXIBLE_ONLY:  # KIP-554 has no classic version
+            assert REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][0])
+        else:
+            assert not REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][1])
         assert RESPONSES[key].versions == REQUESTS[key].versions
         assert RESPONSES[key].flexible == REQUESTS[key].flexible
 
@@ -134,7 +140,8 @@ def test_supported_table_is_the_non_flexible_subset() -> None:
     assert SUPPORTED_VERSIONS[ApiKey.API_VERSIONS] == (0, 2)
     assert is_supported(ApiKey.METADATA, 8)
     assert not is_supported(ApiKey.METADATA, 9)
-    assert not is_supported(ApiKey.SASL_HANDSHAKE, 0)
+    assert is_supported(ApiKey.SASL_HANDSHAKE, 1)
+    assert not is_supported(ApiKey.SASL_AUTHENTICATE, 2)  # flexible
     assert not is_supported(999, 0)
 
 
@@ -144,4 +151,4 @@ def test_outside_declared_versions_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         encode_request(ApiKey.PRODUCE, 12, 1, None, {})
     with pytest.raises(ValueError):
-        encode_request(ApiKey.SASL_HANDSHAKE, 0, 1, None, {})
+        encode_request(ApiKey.SASL_HANDSHAKE, 2, 1, None, {})

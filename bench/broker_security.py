@@ -1,0 +1,119 @@
+"""``python -m bench.broker --security sasl_ssl``: the cost of TLS + SASL.
+
+In one run, brokers one after the other on fresh data directories,
+alternating: one with a PLAINTEXT listener (the baseline), one with a SASL_SSL
+listener (PEM key store from a throwaway CA, SCRAM-SHA-512), two rounds each,
+best figure of each kind kept. librdkafka produces ``count``
+100-byte records and 1 KB records (``count // 4``) to each and consumes the
+100-byte ones back; ``*_ratio`` is SASL_SSL over PLAINTEXT for rates and
+PLAINTEXT over SASL_SSL for broker CPU per record (goal >= 0.6 for both; the
+CPU figures are steadier than the rates on a shared machine).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from bench.broker import (
+    RECORD_BYTES,
+    _create,
+    librdkafka_consume,
+    librdkafka_produce,
+    process_cpu_s,
+)
+from harness.broker_process import BrokerProcess, free_port
+from harness.tls_certs import TestCA
+
+
+def _measure(
+    broker: BrokerProcess, count: int, security: dict[str, str] | None
+) -> dict[str, float]:
+    assert broker.process is not None
+    pid = broker.process.pid
+    _create(broker.bootstrap, "bench100", security)
+    _create(broker.bootstrap, "bench1k", security)
+    cpu = process_cpu_s(pid)
+    produce_s = librdkafka_produce(
+        broker.bootstrap, "bench100", count, RECORD_BYTES, security=security
+    )
+    produce_cpu = process_cpu_s(pid) - cpu
+    cpu = process_cpu_s(pid)
+    consume_s = librdkafka_consume(broker.bootstrap, "bench100", count, security)
+    consume_cpu = process_cpu_s(pid) - cpu
+    kb_count = count // 4
+    kb_s = librdkafka_produce(broker.bootstrap, "bench1k", kb_count, 1024, security=security)
+    return {
+        "produce_records_s": count / produce_s,
+        "consume_records_s": count / consume_s,
+        "produce_1kb_mb_s": kb_count * 1024 / 1e6 / kb_s,
+        "broker_cpu_us_per_produced": produce_cpu / count * 1e6,
+        "broker_cpu_us_per_consumed": consume_cpu / count * 1e6,
+    }
+
+
+def _plain_broker(root: Path) -> BrokerProcess:
+    return BrokerProcess(root).start()
+
+
+def _secure_broker(root: Path, server_pem: Path) -> BrokerProcess:
+    port = free_port()
+    return BrokerProcess(
+        root,
+        port=port,
+        listeners=f"SASL_SSL://127.0.0.1:{port}",
+        **{
+            "listener.security.protocol.map": "SASL_SSL:SASL_SSL",
+            "ssl.keystore.location": str(server_pem),
+            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
+            "sasl.scram.bootstrap.users": "SCRAM-SHA-512=[name=bench,password=bench-secret]",
+        },
+    ).start()
+
+
+def _best(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Per figure, the best of the rounds (highest rate, lowest CPU)."""
+    return {
+        key: (min if key.startswith("broker_cpu") else max)(run[key] for run in runs)
+        for key in runs[0]
+    }
+
+
+def run_security(count: int, rounds: int = 2) -> dict[str, Any]:
+    """``rounds`` alternating PLAINTEXT / SASL_SSL rounds, fresh brokers each."""
+    plain_runs: list[dict[str, float]] = []
+    secure_runs: list[dict[str, float]] = []
+    with tempfile.TemporaryDirectory(prefix="sluice-bench-sec-") as tmp:
+        root = Path(tmp)
+        ca = TestCA(root / "pki")
+        server = ca.issue("localhost", server=True)
+        security = {
+            "security.protocol": "SASL_SSL",
+            "ssl.ca.location": str(ca.cert),
+            "sasl.mechanism": "SCRAM-SHA-512",
+            "sasl.username": "bench",
+            "sasl.password": "bench-secret",
+        }
+        for n in range(rounds):
+            plain = _plain_broker(root / f"plain{n}")
+            try:
+                plain_runs.append(_measure(plain, count, None))
+            finally:
+                plain.stop()
+            secure = _secure_broker(root / f"secure{n}", server.pem)
+            try:
+                secure_runs.append(_measure(secure, count, security))
+            finally:
+                secure.stop()
+    baseline, secured = _best(plain_runs), _best(secure_runs)
+    out: dict[str, Any] = {"records": count, "record_bytes": RECORD_BYTES, "rounds": rounds}
+    for key, value in baseline.items():
+        out[f"plaintext_{key}"] = round(value, 3)
+        out[f"sasl_ssl_{key}"] = round(secured[key], 3)
+        if key.startswith("broker_cpu"):
+            # PLAINTEXT over SASL_SSL, so that >= 0.6 reads the same way as for the rates
+            out[f"{key}_ratio"] = round(value / secured[key], 2)
+        else:
+            out[f"{key}_ratio"] = round(secured[key] / value, 2)
+    return out

@@ -1,0 +1,95 @@
+"""A throwaway PKI for security tests: a CA, a broker certificate and client
+certificates, written as PEM files with the ``cryptography`` package."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+@dataclass(frozen=True)
+class Issued:
+    """A PEM certificate and its key; ``pem`` holds both (Kafka's PEM key store)."""
+
+    cert: Path
+    key: Path
+    pem: Path
+
+
+def _name(cn: str, org: str = "Sluice Tests") -> x509.Name:
+    return x509.Name(
+        [
+            x509.NameAttribute(NameOID.COUNTRY_NAME, "DE"),
+            x509.NameAttribute(NameOID.ORGANIZATION_NAME, org),
+            x509.NameAttribute(NameOID.COMMON_NAME, cn),
+        ]
+    )
+
+
+class TestCA:
+    """A self-signed CA that issues server and client certificates into ``directory``."""
+
+    __test__ = False
+
+    def __init__(self, directory: Path, name: str = "Sluice Test CA") -> None:
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self._key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.UTC)
+        self._name = _name(name)
+        self._cert = (
+            x509.CertificateBuilder()
+            .subject_name(self._name)
+            .issuer_name(self._name)
+            .public_key(self._key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=2))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(self._key, hashes.SHA256())
+        )
+        slug = name.replace(" ", "-").lower()
+        self.cert = directory / f"{slug}.pem"
+        self.cert.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
+
+    def issue(self, cn: str, *, server: bool = False, org: str = "Sluice Tests") -> Issued:
+        key = ec.generate_private_key(ec.SECP256R1())
+        now = datetime.datetime.now(datetime.UTC)
+        builder = (
+            x509.CertificateBuilder()
+            .subject_name(_name(cn, org))
+            .issuer_name(self._name)
+            .public_key(key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+        )
+        if server:
+            builder = builder.add_extension(
+                x509.SubjectAlternativeName(
+                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                ),
+                critical=False,
+            )
+        cert = builder.sign(self._key, hashes.SHA256())
+        cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+        key_pem = key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+        base = self.directory / cn.replace(" ", "-").lower()
+        paths = Issued(
+            base.with_suffix(".crt"), base.with_suffix(".key"), base.with_suffix(".pem")
+        )
+        paths.cert.write_bytes(cert_pem)
+        paths.key.write_bytes(key_pem)
+        paths.pem.write_bytes(key_pem + cert_pem)
+        return paths

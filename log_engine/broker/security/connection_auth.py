@@ -1,0 +1,157 @@
+"""The per-connection gate of a secured listener.
+
+On a SASL listener only ApiVersions, SaslHandshake and SaslAuthenticate are
+served before authentication; any other request closes the connection (as
+Kafka does). A failed login is answered with SASL_AUTHENTICATION_FAILED (58)
+and Kafka's message after ``connection.failed.authentication.delay.ms``, then
+the connection closes; the log line names peer, user and mechanism, never the
+password. The principal is ``User:<name>`` after SASL, ``User:CN=...,O=...``
+from a verified client certificate on an SSL listener, else ``User:ANONYMOUS``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+from typing import Any
+
+from log_engine.broker.security.listener_security import ListenerSecurity
+from log_engine.broker.security.sasl_session import (
+    SASL_AUTHENTICATION_FAILED,
+    AuthenticationFailed,
+    SaslSession,
+)
+from log_engine.protocol import ApiKey, RequestHeader
+
+log = logging.getLogger(__name__)
+
+_SIZE = struct.Struct(">i")
+_DN_NAMES = {
+    "commonName": "CN",
+    "organizationalUnitName": "OU",
+    "organizationName": "O",
+    "localityName": "L",
+    "stateOrProvinceName": "ST",
+    "countryName": "C",
+    "domainComponent": "DC",
+    "emailAddress": "EMAILADDRESS",
+    "streetAddress": "STREET",
+    "userId": "UID",
+}
+
+
+class UnauthenticatedRequest(ConnectionError):
+    """A request before authentication, or a failed login: the connection closes."""
+
+
+def tls_principal(peercert: dict[str, Any] | None) -> str | None:
+    """``User:<RFC 2253 subject>`` of a verified client certificate (Kafka's default
+    principal builder), most specific part first: ``User:CN=alice,O=Example``."""
+    if not peercert or not peercert.get("subject"):
+        return None
+    parts = []
+    for rdn in reversed(peercert["subject"]):
+        parts.append("+".join(f"{_DN_NAMES.get(k, k)}={_escape(v)}" for k, v in rdn))
+    return "User:" + ",".join(parts)
+
+
+def _escape(value: str) -> str:
+    out = "".join("\\" + c if c in ',+"\\<>;=' else c for c in value)
+    if out.startswith((" ", "#")):
+        out = "\\" + out
+    return out
+
+
+class ConnectionAuth:
+    """Authentication state of one connection on a secured listener."""
+
+    def __init__(self, security: ListenerSecurity, tls_principal: str | None) -> None:
+        self._security = security
+        self._sasl = SaslSession(security) if security.sasl else None
+        self._tls_principal = tls_principal
+
+    @property
+    def done(self) -> bool:
+        return self._sasl is None or self._sasl.authenticated
+
+    @property
+    def principal(self) -> str:
+        if self._sasl is not None:
+            return self._sasl.principal
+        return self._tls_principal or "User:ANONYMOUS"
+
+    @property
+    def expects_raw_token(self) -> bool:
+        return self._sasl is not None and self._sasl.raw_tokens and not self._sasl.authenticated
+
+    async def serve(
+        self, header: RequestHeader, body: dict[str, Any], peer: str
+    ) -> tuple[dict[str, Any], bool] | None:
+        """Answer a request before authentication: ``(response, close_after)``, or
+        ``None`` for ApiVersions (served as usual)."""
+        assert self._sasl is not None
+        api = header.api_key
+        if api == ApiKey.API_VERSIONS:
+            return None
+        if api == ApiKey.SASL_HANDSHAKE:
+            response = self._sasl.handshake(body["mechanism"], header.api_version)
+            if response["error_code"]:
+                log.info(
+                    "connection from %s asked for SASL mechanism %r (enabled: %s)",
+                    peer,
+                    body["mechanism"],
+                    ",".join(self._security.mechanisms),
+                )
+            return response, bool(response["error_code"])
+        if api == ApiKey.SASL_AUTHENTICATE:
+            try:
+                token = self._sasl.authenticate(body["auth_bytes"])
+            except AuthenticationFailed as exc:
+                await self._failed(peer, exc)
+                return {
+                    "error_code": SASL_AUTHENTICATION_FAILED,
+                    "error_message": str(exc),
+                    "auth_bytes": b"",
+                    "session_lifetime_ms": 0,
+                }, True
+            self._succeeded(peer)
+            return {
+                "error_code": 0,
+                "error_message": None,
+                "auth_bytes": token,
+                "session_lifetime_ms": 0,
+            }, False
+        raise UnauthenticatedRequest(
+            f"{ApiKey(api).name} (api key {api}) before SASL authentication"
+        )
+
+    async def raw_token(self, frame: memoryview, peer: str) -> bytes:
+        """A bare SASL token after a v0 SaslHandshake; the answer goes back size-prefixed."""
+        assert self._sasl is not None
+        try:
+            token = self._sasl.authenticate(bytes(frame))
+        except AuthenticationFailed as exc:
+            await self._failed(peer, exc)
+            raise UnauthenticatedRequest("") from None
+        self._succeeded(peer)
+        return _SIZE.pack(len(token)) + token
+
+    async def _failed(self, peer: str, exc: AuthenticationFailed) -> None:
+        assert self._sasl is not None
+        log.info(
+            "failed authentication from %s (user %r, mechanism %s): %s",
+            peer,
+            self._sasl.username_hint,
+            self._sasl.mechanism_name,
+            exc,
+        )
+        if self._security.failed_auth_delay_ms:
+            await asyncio.sleep(self._security.failed_auth_delay_ms / 1000)
+
+    def _succeeded(self, peer: str) -> None:
+        assert self._sasl is not None
+        if self._sasl.authenticated:
+            log.debug(
+                "%s authenticated as %s with %s", peer, self.principal, self._sasl.mechanism_name
+            )

@@ -1,0 +1,234 @@
+"""One listener's security: its TLS context and the SASL mechanisms it accepts.
+
+Settings are Kafka's broker keys, each looked up first with the listener prefix
+``listener.name.<listener name lower-case>.`` and then bare (Kafka's override
+rule). PEM key stores and trust stores only (``ssl.keystore.type=PEM``,
+``ssl.truststore.type=PEM``): Python's ``ssl`` reads no JKS/PKCS12 stores.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import ssl
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from log_engine.broker.security.scram_store import (
+    SCRAM_MECHANISMS,
+    ScramCredential,
+    ScramCredentialStore,
+    store_for,
+)
+from log_engine.jaas import JaasConfigError, parse_jaas
+
+SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
+TLS_PROTOCOLS = ("SSL", "SASL_SSL")
+SUPPORTED_MECHANISMS = ("PLAIN", *SCRAM_MECHANISMS)
+_CLIENT_AUTH = {
+    "none": ssl.CERT_NONE,
+    "requested": ssl.CERT_OPTIONAL,
+    "required": ssl.CERT_REQUIRED,
+}
+_BOOTSTRAP_ENTRY = re.compile(r"(SCRAM-SHA-(?:256|512))=\[([^\]]*)\]")
+
+
+class SecurityConfigError(ValueError):
+    """A security setting is missing or wrong (messages never hold secrets)."""
+
+
+@dataclass
+class ListenerSecurity:
+    """What a listener needs to secure its connections.
+
+    ``ssl_context`` is set for SSL and SASL_SSL; ``mechanisms`` is non-empty for
+    SASL_PLAINTEXT and SASL_SSL; ``plain_users`` maps PLAIN user -> password (from
+    the JAAS config); SCRAM credentials come from ``scram``.
+    """
+
+    listener_name: str
+    protocol: str
+    ssl_context: ssl.SSLContext | None = None
+    client_auth: str = "none"
+    mechanisms: tuple[str, ...] = ()
+    plain_users: dict[str, str] = field(default_factory=dict)
+    scram: ScramCredentialStore | None = None
+    failed_auth_delay_ms: int = 100
+
+    @property
+    def sasl(self) -> bool:
+        return self.protocol in SASL_PROTOCOLS
+
+    @classmethod
+    def build(
+        cls,
+        listener_name: str,
+        protocol: str,
+        settings: Mapping[str, str],
+        log_dir: Path,
+    ) -> ListenerSecurity:
+        """Read the listener's settings; :class:`SecurityConfigError` names the bad key."""
+        lookup = _Lookup(listener_name, settings)
+        security = cls(listener_name, protocol)
+        delay = settings.get("connection.failed.authentication.delay.ms", "100")
+        if not delay.isdigit():
+            raise SecurityConfigError(
+                f"connection.failed.authentication.delay.ms={delay!r} is not a non-negative integer"
+            )
+        security.failed_auth_delay_ms = int(delay)
+        if protocol in TLS_PROTOCOLS:
+            security.ssl_context, security.client_auth = _ssl_context(lookup)
+        if protocol in SASL_PROTOCOLS:
+            security.mechanisms = _mechanisms(lookup)
+            if "PLAIN" in security.mechanisms:
+                security.plain_users = _plain_users(lookup)
+            if any(m in SCRAM_MECHANISMS for m in security.mechanisms):
+                security.scram = store_for(log_dir)
+                bootstrap = settings.get("sasl.scram.bootstrap.users", "")
+                bootstrap_scram_users(security.scram, bootstrap)
+        return security
+
+
+class _Lookup:
+    """Kafka's per-listener override rule for one listener."""
+
+    def __init__(self, listener_name: str, settings: Mapping[str, str]) -> None:
+        self.prefix = f"listener.name.{listener_name.lower()}."
+        self.settings = settings
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        value = self.settings.get(self.prefix + key)
+        if value is None:
+            value = self.settings.get(key, default)
+        return value
+
+    def name(self, key: str) -> str:
+        """The key as the user should set it (prefixed when the prefixed one is set)."""
+        return self.prefix + key if self.prefix + key in self.settings else key
+
+
+def _ssl_context(lookup: _Lookup) -> tuple[ssl.SSLContext, str]:
+    for store_key in ("ssl.keystore.type", "ssl.truststore.type"):
+        kind = (lookup.get(store_key) or "PEM").upper()
+        if kind != "PEM":
+            raise SecurityConfigError(
+                f"{lookup.name(store_key)}={kind}: only PEM stores are supported "
+                "(convert with openssl pkcs12 -nodes, see docs/security.md)"
+            )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    password = lookup.get("ssl.key.password") or None
+    location = lookup.get("ssl.keystore.location")
+    chain = lookup.get("ssl.keystore.certificate.chain")
+    key = lookup.get("ssl.keystore.key")
+    try:
+        if location:
+            context.load_cert_chain(location, location, password)
+        elif chain and key:
+            _load_pem_text(context, chain, key, password)
+        else:
+            raise SecurityConfigError(
+                f"listener {lookup.prefix.split('.')[2].upper()} uses TLS: set "
+                "ssl.keystore.location (a PEM file with the key and the certificate "
+                "chain) or ssl.keystore.certificate.chain and ssl.keystore.key"
+            )
+    except (ssl.SSLError, OSError) as exc:
+        which = lookup.name("ssl.keystore.location" if location else "ssl.keystore.key")
+        raise SecurityConfigError(f"cannot load the key store ({which}): {exc}") from None
+    client_auth = (lookup.get("ssl.client.auth") or "none").lower()
+    if client_auth not in _CLIENT_AUTH:
+        raise SecurityConfigError(
+            f"{lookup.name('ssl.client.auth')}={client_auth!r}: one of none, requested, required"
+        )
+    trust_location = lookup.get("ssl.truststore.location")
+    trust_text = lookup.get("ssl.truststore.certificates")
+    try:
+        if trust_location:
+            context.load_verify_locations(cafile=trust_location)
+        elif trust_text:
+            context.load_verify_locations(cadata=trust_text)
+    except (ssl.SSLError, OSError) as exc:
+        raise SecurityConfigError(f"cannot load the trust store: {exc}") from None
+    if client_auth != "none" and not (trust_location or trust_text):
+        raise SecurityConfigError(
+            f"ssl.client.auth={client_auth} needs ssl.truststore.location or "
+            "ssl.truststore.certificates (the CAs client certificates must chain to)"
+        )
+    context.verify_mode = _CLIENT_AUTH[client_auth]
+    return context, client_auth
+
+
+def _load_pem_text(
+    context: ssl.SSLContext, chain: str, key: str, password: str | None
+) -> None:
+    """``load_cert_chain`` reads files only: write the PEM text to a private temp file."""
+    fd, path = tempfile.mkstemp(suffix=".pem")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(key.strip() + "\n" + chain.strip() + "\n")
+        context.load_cert_chain(path, path, password)
+    finally:
+        os.unlink(path)
+
+
+def _mechanisms(lookup: _Lookup) -> tuple[str, ...]:
+    text = lookup.get("sasl.enabled.mechanisms")
+    if text is None:
+        raise SecurityConfigError(
+            f"{lookup.prefix}sasl.enabled.mechanisms (or sasl.enabled.mechanisms) must be "
+            f"set on a SASL listener: some of {', '.join(SUPPORTED_MECHANISMS)}"
+        )
+    mechanisms = tuple(m.strip().upper() for m in text.split(",") if m.strip())
+    unknown = [m for m in mechanisms if m not in SUPPORTED_MECHANISMS]
+    if unknown or not mechanisms:
+        raise SecurityConfigError(
+            f"{lookup.name('sasl.enabled.mechanisms')}={text!r}: supported are "
+            f"{', '.join(SUPPORTED_MECHANISMS)}"
+        )
+    return mechanisms
+
+
+def _plain_users(lookup: _Lookup) -> dict[str, str]:
+    key = "plain.sasl.jaas.config"
+    text = lookup.get(key)
+    if not text:
+        raise SecurityConfigError(
+            f"PLAIN is enabled: set {lookup.prefix}{key} to a PlainLoginModule entry "
+            'with user_<name>="<password>" options'
+        )
+    try:
+        entry = parse_jaas(text, lookup.name(key))
+    except JaasConfigError as exc:
+        raise SecurityConfigError(str(exc)) from None
+    if not entry.login_module.endswith("PlainLoginModule"):
+        raise SecurityConfigError(f"{lookup.name(key)}: expected PlainLoginModule")
+    users = entry.users()
+    if not users:
+        raise SecurityConfigError(f"{lookup.name(key)}: no user_<name>=... option")
+    return users
+
+
+def bootstrap_scram_users(store: ScramCredentialStore, text: str) -> None:
+    """``sasl.scram.bootstrap.users``: Kafka's ``--add-scram`` syntax, e.g.
+    ``SCRAM-SHA-512=[name=admin,password=admin-secret]`` (several separated by
+    spaces or ``;``); ``iterations=N`` optional. A user already in the store keeps
+    its stored credential (a password changed through the admin API wins)."""
+    for mechanism, body in _BOOTSTRAP_ENTRY.findall(text):
+        options = dict(
+            part.split("=", 1) for part in body.split(",") if "=" in part
+        )
+        options = {k.strip(): v.strip().strip('"') for k, v in options.items()}
+        if "name" not in options or "password" not in options:
+            raise SecurityConfigError(
+                f"sasl.scram.bootstrap.users: {mechanism} entry needs name= and password="
+            )
+        if store.get(mechanism, options["name"]) is None:
+            iterations = int(options.get("iterations", "4096"))
+            store.set(
+                mechanism,
+                options["name"],
+                ScramCredential.from_password(mechanism, options["password"], iterations),
+            )

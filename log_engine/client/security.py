@@ -1,0 +1,87 @@
+"""The client side of TLS and SASL: the ``ssl.SSLContext`` for a config and the
+SaslHandshake/SaslAuthenticate exchange (PLAIN, SCRAM-SHA-256/512 via scramp).
+
+Authentication failures raise SASL_AUTHENTICATION_FAILED with the broker's
+message (never the password); they are not retriable.
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import TYPE_CHECKING
+
+from scramp import ScramClient, ScramException
+
+from log_engine.client import errors
+from log_engine.client.config import ClientConfig
+from log_engine.errors import ErrorCode
+from log_engine.protocol import ApiKey
+
+
+class SslAuthenticationError(errors.KafkaError):
+    """The TLS handshake failed (unknown CA, wrong host name, refused client
+    certificate): Kafka's SslAuthenticationException, not retriable."""
+
+    message = "SSL_AUTHENTICATION_FAILED"
+
+
+if TYPE_CHECKING:
+    from log_engine.client.connection import BrokerConnection
+
+
+def ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
+    """The TLS context for SSL / SASL_SSL, else ``None``."""
+    if config.security_protocol not in ("SSL", "SASL_SSL"):
+        return None
+    context = ssl.create_default_context(
+        cafile=config.ssl_ca_location, cadata=config.ssl_ca_pem
+    )
+    context.minimum_version = ssl.TLSVersion.TLSv1_2
+    if config.ssl_endpoint_identification_algorithm != "https":
+        context.check_hostname = False
+    if config.ssl_certificate_location:
+        password = (
+            config.ssl_key_password.get_secret_value() if config.ssl_key_password else None
+        )
+        context.load_cert_chain(
+            config.ssl_certificate_location, config.ssl_key_location, password
+        )
+    return context
+
+
+async def authenticate(conn: BrokerConnection, config: ClientConfig) -> None:
+    """Run SASL on a fresh connection (after ApiVersions), or raise a KafkaError."""
+    mechanism = config.sasl_mechanism
+    user, password = config.sasl_credentials()
+    where = f"{conn.host}:{conn.port}"
+    body = await conn.send(ApiKey.SASL_HANDSHAKE, {"mechanism": mechanism}, version=1)
+    if body["error_code"]:
+        raise errors.kafka_error(
+            body["error_code"],
+            f"{where} does not accept SASL mechanism {mechanism} "
+            f"(enabled: {', '.join(body['mechanisms']) or 'none'})",
+        )
+    if mechanism == "PLAIN":
+        await _step(conn, b"\x00" + user.encode() + b"\x00" + password.encode(), where)
+        return
+    client = ScramClient([mechanism], user, password)
+    try:
+        first = await _step(conn, client.get_client_first().encode(), where)
+        client.set_server_first(first.decode())
+        final = await _step(conn, client.get_client_final().encode(), where)
+        client.set_server_final(final.decode())
+    except ScramException as exc:
+        raise errors.kafka_error(
+            ErrorCode.SASL_AUTHENTICATION_FAILED,
+            f"{where}: SCRAM exchange failed ({exc}); is the broker the one you expect?",
+        ) from None
+
+
+async def _step(conn: BrokerConnection, token: bytes, where: str) -> bytes:
+    body = await conn.send(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token})
+    if body["error_code"]:
+        raise errors.kafka_error(
+            body["error_code"], f"{where}: {body.get('error_message') or 'authentication failed'}"
+        )
+    auth_bytes: bytes = body["auth_bytes"]
+    return auth_bytes
