@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("config", nargs="?", type=Path, help="worker.properties")
     standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
     standalone.set_defaults(run=_run_standalone)
+    distributed = commands.add_parser(
+        "distributed", help="run one worker of a distributed Connect cluster (group.id)"
+    )
+    distributed.add_argument("config", type=Path, help="worker.properties")
+    distributed.set_defaults(run=_run_distributed)
     test = commands.add_parser(
         "test",
         help="run a pipeline's converters and transforms on sample records, offline",
@@ -139,6 +144,12 @@ def _run_standalone(args: argparse.Namespace) -> int:
     from connect_worker.cli.standalone import run_standalone  # FastAPI and friends: only here
 
     return run_standalone(args.config, args.connectors)
+
+
+def _run_distributed(args: argparse.Namespace) -> int:
+    from connect_worker.cli.distributed import run_distributed  # FastAPI and friends: only here
+
+    return run_distributed(args.config)
 
 
 def _run_test(args: argparse.Namespace) -> int:

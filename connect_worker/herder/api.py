@@ -170,6 +170,11 @@ class Herder(ABC):
     @abstractmethod
     def worker_id(self) -> str: ...
 
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """``POST /connectors/{c}/tasks``: a distributed worker publishing the task
+        configs its connector generated (through the leader); not in standalone mode."""
+        raise NotFoundError("task configs are published only between distributed workers")
+
     def worker_metrics(self) -> WorkerMetrics | None:
         """What this worker's runtime measures (``GET /metrics``); None when not measured."""
         return None

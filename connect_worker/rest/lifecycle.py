@@ -7,9 +7,9 @@ with the connector's status (RESTARTING where a restart was scheduled).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Body, Query, Response
 from fastapi.responses import JSONResponse
 
 from connect_worker.rest.deps import HerderDep
@@ -31,6 +31,15 @@ def task_configs(herder: HerderDep, connector: str) -> list[dict[str, Any]]:
         {"id": {"connector": connector, "task": task_id}, "config": config}
         for task_id, config in enumerate(herder.task_configs(connector))
     ]
+
+
+@router.post("/{connector}/tasks", status_code=204, include_in_schema=False)
+def put_task_configs(
+    herder: HerderDep, connector: str, configs: Annotated[list[dict[str, str]], Body()]
+) -> Response:
+    """Internal (distributed mode): a worker publishes its connector's task configs."""
+    herder.put_task_configs(connector, configs)
+    return Response(status_code=204)
 
 
 @router.get("/{connector}/tasks/{task}/status", summary="One task's state")
