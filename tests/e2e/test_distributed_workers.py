@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from httpx import Response
 
 from harness.broker_process import BrokerProcess
 from harness.distributed_process import DistributedProcess, config_of, put_config
@@ -53,6 +54,109 @@ def _leader_and_follower(
             others = [w for w in workers if w is not worker]
             return worker, others[0]
     raise AssertionError("no worker says it leads")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[DistributedProcess]]:
+    """A broker process and two workers shared by the REST tests (own names per test)."""
+    root = tmp_path_factory.mktemp("cluster")
+    broker = BrokerProcess(root / "broker").start()
+    workers = _workers(root, broker, "a", "b")
+    try:
+        for worker in workers:
+            worker.start()
+        wait_for_rest(lambda: _leader_and_follower(workers), "a leader", timeout_s=30)
+        yield workers
+    finally:
+        for worker in workers:
+            worker.close()
+        broker.stop()
+
+
+def _call(worker: DistributedProcess, method: str, path: str, **kwargs: object) -> Response:
+    """A REST write, again while the group answers 409 (a rebalance in progress)."""
+
+    def attempt() -> Response | None:
+        response = worker.http.request(method, path, **kwargs)  # type: ignore[arg-type]
+        return None if response.status_code == 409 and "rebalance" in response.text else response
+
+    return wait_for_rest(attempt, f"{method} {path} outside a rebalance")
+
+
+def _state(worker: DistributedProcess, name: str) -> tuple[str, list[str]] | None:
+    status = worker.status(name)
+    if status is None:
+        return None
+    return status["connector"]["state"], [t["state"] for t in status["tasks"]]
+
+
+def test_rest_writes_through_the_follower(
+    cluster: list[DistributedProcess], tmp_path: Path
+) -> None:
+    leader, follower = _leader_and_follower(cluster)
+    for worker in cluster:
+        assert worker.http.get("/").json()["kafka_cluster_id"]
+    source = tmp_path / "in.txt"
+    source.write_text("a\nb\n")
+    put_config(follower, "rest-src", config_of(file_source("rest-src", source, "rest-lines")))
+    for worker in cluster:
+        worker.wait_running("rest-src")
+
+    assert _call(follower, "PUT", "/connectors/rest-src/pause").status_code == 202
+    for worker in cluster:
+        wait_for_rest(lambda w=worker: _state(w, "rest-src") == ("PAUSED", ["PAUSED"]), "paused")
+    assert _call(follower, "PUT", "/connectors/rest-src/resume").status_code == 202
+    for worker in cluster:
+        worker.wait_running("rest-src")
+    restarted = _call(
+        follower, "POST", "/connectors/rest-src/restart",
+        params={"includeTasks": "true", "onlyFailed": "false"},
+    )  # fmt: skip
+    assert restarted.status_code == 202, restarted.text
+    follower.wait_running("rest-src")
+
+    assert _call(follower, "PUT", "/connectors/rest-src/stop").status_code == 204
+    for worker in cluster:
+        wait_for_rest(lambda w=worker: _state(w, "rest-src") == ("STOPPED", []), "stopped")
+    offsets = wait_for_rest(
+        lambda: follower.http.get("/connectors/rest-src/offsets").json()["offsets"],
+        "the source's offsets",
+    )
+    assert offsets[0]["offset"]["position"] > 0
+    altered = _call(
+        follower, "PATCH", "/connectors/rest-src/offsets",
+        json={"offsets": [{"partition": offsets[0]["partition"], "offset": {"position": 0}}]},
+    )  # fmt: skip
+    assert altered.status_code == 200, altered.text
+    assert leader.http.get("/connectors/rest-src/offsets").json()["offsets"][0]["offset"] == {
+        "position": 0
+    }
+
+    assert _call(follower, "DELETE", "/connectors/rest-src").status_code == 204
+    for worker in cluster:
+        wait_for_rest(
+            lambda w=worker: w.http.get("/connectors/rest-src").status_code == 404, "deleted"
+        )
+    missing = follower.http.put("/connectors/nope/pause")
+    assert missing.status_code in (404, 409)
+
+
+def test_the_same_pipeline_file_on_both_workers_is_one_connector(
+    cluster: list[DistributedProcess], tmp_path: Path
+) -> None:
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("".join(f"file-{i}\n" for i in range(50)))
+    for worker in cluster:
+        worker.write_pipeline("file-src", file_source("file-src", source, "file-lines"))
+        worker.write_pipeline("file-snk", file_sink("file-snk", sink, "file-lines"))
+    for worker in cluster:
+        worker.wait_running("file-src")
+        worker.wait_running("file-snk")
+    wait_for_rest(lambda: len(read_lines(sink)) >= 50, "every line in the sink")
+    assert sorted(read_lines(sink)) == sorted(f"file-{i}" for i in range(50))  # run once
+    assert cluster[0].http.get("/connectors/file-src/tasks").json() == cluster[1].http.get(
+        "/connectors/file-src/tasks"
+    ).json()
 
 
 def test_pipeline_through_the_follower_then_failover(
@@ -98,6 +202,17 @@ def test_pipeline_through_the_follower_then_failover(
         wait_for_rest(lambda: expected <= set(read_lines(sink)), "every line after failover")
         got = read_lines(sink)
         assert len(got) - len(expected) <= 2 * LINES  # duplicates, bounded by a re-read
+
+        # The killed worker comes back: it gets its share (one connector, one task).
+        victim.start()
+        wait_for_rest(
+            lambda: sorted(survivor.task_owners("src") + survivor.task_owners("snk"))
+            == sorted([survivor.worker_id, victim.worker_id]),
+            "the tasks spread over both workers again",
+            timeout_s=60,
+        )
+        for name in ("src", "snk"):
+            survivor.wait_running(name)
     finally:
         for worker in workers:
             worker.close()
