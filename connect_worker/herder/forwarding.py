@@ -4,8 +4,8 @@ In distributed mode only the leader writes the config topic, as in Kafka
 Connect: a follower sends the same REST request to the leader's advertised
 url and hands back its answer. The leader's errors come back as the same
 :class:`~connect_worker.herder.api.HerderError` (same status, same message).
-Requests carry the header ``X-Sluice-Forwarded`` so that a worker that is
-not (or no longer) the leader answers 409 instead of forwarding again.
+Requests carry the header ``X-Sluice-Forwarded`` (for the receiver's logs and
+proxies). Internal requests are not signed yet (KIP-507's session key).
 """
 
 from __future__ import annotations
