@@ -11,6 +11,7 @@ one connector). There is no embedded broker: ``bootstrap.servers`` is required.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import logging
 import signal
 import sys
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 def run_distributed(config_path: Path) -> int:
     """The body of ``sluice distributed``; returns the exit code."""
     stop = threading.Event()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks to stderr on demand
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: stop.set())
     try:
