@@ -37,13 +37,13 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connect_worker.config_providers import providers_from_worker_config, resolve_references
 from connect_worker.connector_config import connector_name_problem, mask_secrets
 from connect_worker.distributed.membership import ConfigState, WorkerGroupMember
-from connect_worker.distributed.protocol import ConnectAssignment
+from connect_worker.distributed.protocol import ConnectAssignment, ConnectProtocol
 from connect_worker.herder.api import (
     AlreadyExistsError,
     BadRequestError,
@@ -57,6 +57,7 @@ from connect_worker.herder.api import (
 from connect_worker.herder.connector_offsets import ConnectorOffsets
 from connect_worker.herder.control_thread import ControlThread, ControlThreadStopped
 from connect_worker.herder.forwarding import RebalanceInProgressError, forward
+from connect_worker.herder.request_signing import new_session_key, verify
 from connect_worker.runtime.connector_instance import connector_type
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import TaskId
@@ -371,13 +372,29 @@ class DistributedHerder(Herder):
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
         """``POST /connectors/{c}/tasks`` (internal): the connector's owner publishes
-        task configs through the leader."""
+        task configs through the leader (signed when the group is ``sessioned``)."""
         leader = self._leader_url()
         if leader is not None:
-            forward("POST", leader, f"/connectors/{name}/tasks", configs)
+            key = self._configs.snapshot().session_key if self._sessioned() else None
+            forward("POST", leader, f"/connectors/{name}/tasks", configs, signing_key=key)
             return
         self._config_of(self._configs.snapshot(), name)
         self._configs.put_task_configs(name, configs)
+
+    def check_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
+        """KIP-507: with ``connect.protocol=sessioned`` agreed, the body must be signed."""
+        if self._sessioned():
+            verify(self._configs.snapshot().session_key, body, headers)
+
+    def _sessioned(self) -> bool:
+        return self._member.protocol is ConnectProtocol.SESSIONED
+
+    def _publish_session_key(self) -> None:
+        """The leader of a ``sessioned`` group writes a session key if there is none."""
+        if self._member.is_leader and self._sessioned():
+            self._configs.refresh()
+            if self._configs.snapshot().session_key is None:
+                self._configs.put_session_key(new_session_key())
 
     # -- StatusListener (from worker threads; never blocks) ------------------------------
 
@@ -408,6 +425,10 @@ class DistributedHerder(Herder):
             self._generation = generation
             self._assigned_connectors = set(assignment.connectors)
             self._assigned_tasks = set(assignment.tasks)
+        try:
+            await asyncio.to_thread(self._publish_session_key)
+        except Exception:
+            log.exception("writing the session key failed")
         log.info(
             "generation %d: running connectors %s, tasks %s", generation,
             sorted(assignment.connectors),

@@ -5,11 +5,12 @@ Connect: a follower sends the same REST request to the leader's advertised
 url and hands back its answer. The leader's errors come back as the same
 :class:`~connect_worker.herder.api.HerderError` (same status, same message).
 Requests carry the header ``X-Sluice-Forwarded`` (for the receiver's logs and
-proxies). Internal requests are not signed yet (KIP-507's session key).
+proxies); internal ones are signed when the group is ``sessioned`` (KIP-507).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import httpx
@@ -20,6 +21,8 @@ from connect_worker.herder.api import (
     HerderError,
     NotFoundError,
 )
+from connect_worker.herder.request_signing import signature_headers
+from connect_worker.storage.config_records import SessionKey
 
 FORWARDED_HEADER = "X-Sluice-Forwarded"
 REBALANCE_MESSAGE = (
@@ -48,15 +51,29 @@ _ERRORS: dict[int, type[HerderError]] = {
 }
 
 
-def forward(method: str, base_url: str, path: str, body: Any = None, **params: Any) -> Any:
-    """Send the request to ``base_url``; its JSON answer, or its error raised here."""
+def forward(
+    method: str,
+    base_url: str,
+    path: str,
+    body: Any = None,
+    *,
+    signing_key: SessionKey | None = None,
+    **params: Any,
+) -> Any:
+    """Send the request to ``base_url``; its JSON answer, or its error raised here.
+
+    With ``signing_key`` the body is signed (KIP-507, :mod:`.request_signing`).
+    """
     url = base_url.rstrip("/") + path
     query = {k: str(v).lower() if isinstance(v, bool) else v for k, v in params.items()}
+    content = None if body is None else json.dumps(body).encode()
+    headers = {FORWARDED_HEADER: "1", "Content-Type": "application/json"}
+    if signing_key is not None and content is not None:
+        headers.update(signature_headers(signing_key, content))
     try:
         response = httpx.request(
-            method, url, json=body, params=query, timeout=_TIMEOUT_S,
-            headers={FORWARDED_HEADER: "1"},
-        )  # fmt: skip
+            method, url, content=content, params=query, timeout=_TIMEOUT_S, headers=headers
+        )
     except httpx.HTTPError as exc:
         raise ForwardingError(f"forwarding {method} {path} to {base_url} failed: {exc}") from exc
     if response.status_code >= 400:

@@ -159,6 +159,30 @@ def test_the_same_pipeline_file_on_both_workers_is_one_connector(
     ).json()
 
 
+def test_internal_requests_must_be_signed(
+    cluster: list[DistributedProcess], tmp_path: Path
+) -> None:
+    """KIP-507: task configs that are not signed with the session key are refused."""
+    leader, follower = _leader_and_follower(cluster)
+    source = tmp_path / "in.txt"
+    source.write_text("x\n")
+    put_config(follower, "signed-src", config_of(file_source("signed-src", source, "signed")))
+    follower.wait_running("signed-src")  # its owner's signed task configs were accepted
+    body = b'[{"task.class": "evil"}]'
+    unsigned = leader.http.post("/connectors/signed-src/tasks", content=body)
+    assert unsigned.status_code == 400, unsigned.text
+    forged = leader.http.post(
+        "/connectors/signed-src/tasks",
+        content=body,
+        headers={
+            "X-Connect-Authorization": "bm90IGEgc2lnbmF0dXJl",
+            "X-Connect-Request-Signature-Algorithm": "HmacSHA256",
+        },
+    )
+    assert forged.status_code == 403, forged.text
+    assert "evil" not in str(leader.http.get("/connectors/signed-src/tasks").json())
+
+
 def test_pipeline_through_the_follower_then_failover(
     tmp_path: Path, broker: BrokerProcess
 ) -> None:
