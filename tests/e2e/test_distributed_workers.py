@@ -240,3 +240,45 @@ def test_pipeline_through_the_follower_then_failover(
     finally:
         for worker in workers:
             worker.close()
+
+
+def test_a_worker_paused_past_its_session_stops_its_tasks(
+    tmp_path: Path, broker: BrokerProcess
+) -> None:
+    """No zombies: a worker frozen (SIGSTOP) past its session stops what it ran as soon
+    as it runs again, while the other worker has taken its tasks over."""
+    workers = _workers(tmp_path, broker, "p", "q")
+    try:
+        for worker in workers:
+            worker.start()
+        source = tmp_path / "in.txt"
+        source.write_text("x\n")
+        put_config(workers[0], "z-src", config_of(file_source("z-src", source, "z")))
+        workers[0].wait_running("z-src")
+        owner = workers[0].task_owners("z-src")[0]
+        victim = next(w for w in workers if w.worker_id == owner)
+        survivor = next(w for w in workers if w is not victim)
+        assert victim.process is not None
+        victim.process.send_signal(signal.SIGSTOP)
+        try:
+            wait_for_rest(
+                lambda: survivor.running("z-src")
+                and survivor.task_owners("z-src") == [survivor.worker_id],
+                "the task taken over by the other worker",
+                timeout_s=60,
+            )
+        finally:
+            victim.process.send_signal(signal.SIGCONT)
+        wait_for_rest(
+            lambda: "out of the group" in victim.log_text(), "the frozen worker told it is out"
+        )
+        for worker in workers:  # one owner, the same for both (the zombie hides nothing)
+            wait_for_rest(
+                lambda w=worker: w.running("z-src")
+                and len(set(w.task_owners("z-src"))) == 1
+                and w.task_owners("z-src") == survivor.task_owners("z-src"),
+                "one owner of the task, seen alike by both workers",
+            )
+    finally:
+        for worker in workers:
+            worker.close()
