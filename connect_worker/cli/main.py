@@ -6,6 +6,8 @@
   embedded default in one process: a single-node broker (unless
   ``bootstrap.servers`` is set), the worker, the REST API and the pipelines
   folder watcher (:mod:`connect_worker.cli.standalone`).
+- ``sluice distributed worker.properties`` runs one worker of a distributed
+  Connect cluster (``group.id``; :mod:`connect_worker.cli.distributed`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
   (:mod:`connect_worker.cli.log_commands`).
 - ``sluice cluster status --bootstrap-controller HOST:PORT [--json]``: the
