@@ -38,6 +38,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connect_worker.config_providers import providers_from_worker_config, resolve_references
@@ -339,8 +340,36 @@ class DistributedHerder(Herder):
             )  # fmt: skip
             return self.connector_status(name)
         self._config_of(self._configs.snapshot(), name)
+        planned = self.connector_status(name)
+        if include_tasks or only_failed:  # Kafka's 202 shows what will restart
+            planned = self._mark_restarting(planned, include_tasks, only_failed)
         self._configs.put_restart_request(RestartRequest(name, include_tasks, only_failed))
-        return self.connector_status(name)
+        return planned
+
+    def _mark_restarting(
+        self, status: ConnectorStatus, include_tasks: bool, only_failed: bool
+    ) -> ConnectorStatus:
+        """Show RESTARTING for the parts a restart request covers (their owners' ids);
+        the status as planned (the owners may have restarted them by the time it is read)."""
+        if status.state is State.STOPPED:
+            return status
+        if not only_failed or status.state is State.FAILED:
+            self._status.put_connector(
+                status.name,
+                StateRecord(State.RESTARTING, status.worker_id, None, self._generation),
+            )
+            status = replace(status, state=State.RESTARTING, trace=None)
+        tasks = []
+        for task in status.tasks:
+            if include_tasks and (not only_failed or task.state is State.FAILED):
+                self._status.put_task(
+                    status.name,
+                    task.id,
+                    StateRecord(State.RESTARTING, task.worker_id, None, self._generation),
+                )
+                task = replace(task, state=State.RESTARTING, trace=None)
+            tasks.append(task)
+        return replace(status, tasks=tuple(tasks))
 
     def restart_task(self, name: str, task_id: int) -> None:
         snap = self._configs.snapshot()

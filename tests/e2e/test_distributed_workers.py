@@ -113,6 +113,8 @@ def test_rest_writes_through_the_follower(
         params={"includeTasks": "true", "onlyFailed": "false"},
     )  # fmt: skip
     assert restarted.status_code == 202, restarted.text
+    assert restarted.json()["connector"]["state"] == "RESTARTING"
+    assert [t["state"] for t in restarted.json()["tasks"]] == ["RESTARTING"]
     follower.wait_running("rest-src")
 
     assert _call(follower, "PUT", "/connectors/rest-src/stop").status_code == 204
