@@ -6,6 +6,8 @@
   embedded default in one process: a single-node broker (unless
   ``bootstrap.servers`` is set), the worker, the REST API and the pipelines
   folder watcher (:mod:`connect_worker.cli.standalone`).
+- ``sluice distributed worker.properties`` runs one worker of a distributed
+  Connect cluster (``group.id``; :mod:`connect_worker.cli.distributed`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
   (:mod:`connect_worker.cli.log_commands`).
 - ``sluice cluster status --bootstrap-controller HOST:PORT [--json]``: the
@@ -101,6 +103,11 @@ def _parser() -> argparse.ArgumentParser:
     standalone.add_argument("config", nargs="?", type=Path, help="worker.properties")
     standalone.add_argument("connectors", nargs="*", type=Path, help="connector .properties")
     standalone.set_defaults(run=_run_standalone)
+    distributed = commands.add_parser(
+        "distributed", help="run one worker of a distributed Connect cluster (group.id)"
+    )
+    distributed.add_argument("config", type=Path, help="worker.properties")
+    distributed.set_defaults(run=_run_distributed)
     test = commands.add_parser(
         "test",
         help="run a pipeline's converters and transforms on sample records, offline",
@@ -139,6 +146,12 @@ def _run_standalone(args: argparse.Namespace) -> int:
     from connect_worker.cli.standalone import run_standalone  # FastAPI and friends: only here
 
     return run_standalone(args.config, args.connectors)
+
+
+def _run_distributed(args: argparse.Namespace) -> int:
+    from connect_worker.cli.distributed import run_distributed  # FastAPI and friends: only here
+
+    return run_distributed(args.config)
 
 
 def _run_test(args: argparse.Namespace) -> int:

@@ -15,6 +15,7 @@ Errors (mapped to HTTP codes in one place by the REST layer):
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -169,6 +170,16 @@ class Herder(ABC):
 
     @abstractmethod
     def worker_id(self) -> str: ...
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """``POST /connectors/{c}/tasks``: a distributed worker publishing the task
+        configs its connector generated (through the leader); not in standalone mode."""
+        raise NotFoundError("task configs are published only between distributed workers")
+
+    def check_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
+        """Raise unless an internal request is signed as the cluster requires (KIP-507);
+        standalone workers require nothing."""
+        return None
 
     def worker_metrics(self) -> WorkerMetrics | None:
         """What this worker's runtime measures (``GET /metrics``); None when not measured."""

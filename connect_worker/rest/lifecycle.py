@@ -7,9 +7,11 @@ with the connector's status (RESTARTING where a restart was scheduled).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from connect_worker.rest.deps import HerderDep
@@ -31,6 +33,23 @@ def task_configs(herder: HerderDep, connector: str) -> list[dict[str, Any]]:
         {"id": {"connector": connector, "task": task_id}, "config": config}
         for task_id, config in enumerate(herder.task_configs(connector))
     ]
+
+
+@router.post("/{connector}/tasks", status_code=204, include_in_schema=False)
+async def put_task_configs(herder: HerderDep, connector: str, request: Request) -> Response:
+    """Internal (distributed mode): a worker publishes its connector's task configs,
+    signed when the group is ``sessioned`` (the exact body bytes are checked)."""
+    body = await request.body()
+    await run_in_threadpool(herder.check_internal_request, body, request.headers)
+    try:
+        configs = json.loads(body)
+    except ValueError as exc:
+        raise RestError(400, f"task configs are not JSON: {exc}") from None
+    if not isinstance(configs, list) or not all(isinstance(c, dict) for c in configs):
+        raise RestError(400, "task configs must be a JSON list of objects")
+    configs = [{str(k): str(v) for k, v in c.items()} for c in configs]
+    await run_in_threadpool(herder.put_task_configs, connector, configs)
+    return Response(status_code=204)
 
 
 @router.get("/{connector}/tasks/{task}/status", summary="One task's state")

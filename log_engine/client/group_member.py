@@ -272,7 +272,9 @@ class GroupMember:
         if sync["error_code"]:
             self._handle_group_error(sync["error_code"], "SyncGroup")
         self._contact()
-        self._needs_join = False
+        # A rejoin requested while this join was under way (e.g. the config changed
+        # after the metadata was sent) must not be lost: join again right after.
+        self._needs_join = self.rejoin_needed.is_set()
         self._last_poll_monotonic = time.monotonic()
         assert self.protocol_name is not None
         await self._protocol.on_assign(

@@ -173,6 +173,33 @@ def processes() -> Iterator[list[MemberProcess]]:
         process.stop()
 
 
+async def test_a_rejoin_requested_while_joining_is_not_lost(sluice: BrokerProcess) -> None:
+    """A config change seen while a join is under way makes the member join again
+    (it was lost, and ``poll`` then returned at once forever, starving heartbeats)."""
+    calls = 0
+
+    def config() -> ConfigState:
+        nonlocal calls
+        calls += 1
+        if calls == 1:  # the config topic changes after the metadata was taken
+            member.request_rejoin("config changed while joining")
+        return DEFAULT_CONFIG
+
+    values = {"bootstrap.servers": sluice.bootstrap, "group.id": "mid-join", **GROUP_SETTINGS}
+    member = WorkerGroupMember(
+        GroupSettings.from_mapping(values),
+        rest_url="http://w:8083/",
+        config_state=config,
+        listener=_Recorder(),
+    )
+    try:
+        for _ in range(3):
+            await member.poll(100)
+        assert member.generation >= 2 and member.stable, (member.generation, calls)
+    finally:
+        await member.stop()
+
+
 async def test_three_workers_share_everything_then_a_fourth_gets_a_share_without_restarts(
     sluice: BrokerProcess, workers: list[_Worker]
 ) -> None:

@@ -1,0 +1,106 @@
+"""``sluice distributed worker.properties``: one worker of a distributed Connect cluster.
+
+Start order (stopped in reverse on SIGINT/SIGTERM): the REST socket (503
+until the herder is attached), the plugin registry, the
+:class:`~connect_worker.herder.distributed.DistributedHerder` (stores, then
+the group), the REST API, the watcher on ``pipelines.dir`` (its changes go to
+the config topic through the leader, so the same file on several workers is
+one connector). There is no embedded broker: ``bootstrap.servers`` is required.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import logging
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from connect_worker.cli.standalone import (
+    RestServer,
+    StartupError,
+    _quietly,
+    bind_rest_socket,
+    freeze_startup_objects,
+    kafka_cluster_id,
+)
+from connect_worker.herder.distributed import DistributedHerder
+from connect_worker.herder.distributed_config import DistributedConfig
+from connect_worker.log_context import use_json_lines
+from connect_worker.log_probe import LogProbe
+from connect_worker.plugins import PluginRegistry
+from connect_worker.properties import PropertiesError, load_properties
+from connect_worker.rest.app import attach, create_app
+from connect_worker.watch import PipelineWatcher
+
+log = logging.getLogger(__name__)
+
+
+def run_distributed(config_path: Path) -> int:
+    """The body of ``sluice distributed``; returns the exit code."""
+    stop = threading.Event()
+    faulthandler.register(signal.SIGUSR1, all_threads=True)  # stacks to stderr on demand
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
+    try:
+        props = load_properties(config_path)
+        config = DistributedConfig.from_properties(props)
+    except (PropertiesError, ValueError) as exc:
+        print(f"sluice: worker config: {exc}", file=sys.stderr)
+        return 2
+    if config.log_format == "json":
+        use_json_lines()
+    with contextlib.ExitStack() as running:
+        try:
+            rest = _start_all(running, config)
+        except StartupError as exc:
+            log.error("%s", exc)
+            return 1
+        freeze_startup_objects()
+        log.info("sluice distributed worker %s is running; Ctrl-C stops it", config.worker_id)
+        while not stop.wait(0.5):
+            if not rest.alive():
+                log.error("the REST server died; shutting down")
+                return 1
+        log.info("stopping")
+    log.info("stopped cleanly")
+    return 0
+
+
+def _start_all(running: contextlib.ExitStack, config: DistributedConfig) -> RestServer:
+    scheme, host, port = config.rest_listener
+    if scheme != "http":
+        raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
+    sock = bind_rest_socket(host, port)
+    running.callback(_quietly, sock.close, "sock")
+    app = create_app(None, None, request_max_bytes=config.rest_request_max_bytes)
+    rest = RestServer(app, sock)
+    rest.start()
+    running.callback(_quietly, rest.stop, "rest")
+    assert config.bootstrap_servers is not None, "checked by DistributedConfig"
+    bootstrap = config.bootstrap_servers
+    registry = PluginRegistry.load(plugin_path=config.plugin_path)
+    herder = DistributedHerder(config, registry, bootstrap=bootstrap)
+    running.callback(_quietly, herder.stop, "herder")
+    try:
+        herder.start()
+    except Exception as exc:
+        raise StartupError(f"the worker could not start: {exc}") from exc
+    watcher = PipelineWatcher(config.pipelines_dir, herder)
+    probe = LogProbe(bootstrap, config.converter_props("admin"))
+    running.callback(_quietly, probe.close, "health probe")
+    attach(
+        app,
+        herder,
+        registry,
+        kafka_cluster_id=kafka_cluster_id(bootstrap),
+        pipeline_files=watcher.pipeline_file,
+        log_check=probe.problem,
+    )
+    running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
+    log.info("REST API on http://%s:%d, advertised as %s", host, port, config.advertised_url)
+    watcher.start()
+    running.callback(_quietly, watcher.stop, "watcher")
+    return rest

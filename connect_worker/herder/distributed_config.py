@@ -1,0 +1,105 @@
+"""A distributed worker's settings: the standalone ones plus Kafka Connect's cluster keys.
+
+Group keys (``group.id``, ``session.timeout.ms``, ``heartbeat.interval.ms``,
+``rebalance.timeout.ms``, ``scheduled.rebalance.max.delay.ms``,
+``connect.protocol``) are declared by
+:class:`~connect_worker.distributed.membership.GroupSettings` and checked
+together with these by :meth:`DistributedConfig.from_properties`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Self
+
+from pydantic import Field, ValidationError
+
+from connect_worker.distributed.membership import GroupSettings
+from connect_worker.worker_config import WorkerConfig
+from connectors.api import ConfigError
+
+
+class DistributedConfig(WorkerConfig):
+    """``sluice distributed worker.properties``: where the cluster's state lives."""
+
+    config_storage_topic: str = Field(
+        "connect-configs", min_length=1, alias="config.storage.topic",
+        description="Compacted topic (one partition) holding connector and task configs",
+    )  # fmt: skip
+    config_storage_replication_factor: int = Field(
+        -1, alias="config.storage.replication.factor",
+        description="Replication factor of the config topic (-1: the broker's default)",
+    )  # fmt: skip
+    offset_storage_topic: str = Field(
+        "connect-offsets", min_length=1, alias="offset.storage.topic",
+        description="Compacted topic holding source connectors' offsets",
+    )  # fmt: skip
+    offset_storage_partitions: int = Field(
+        25, ge=1, alias="offset.storage.partitions",
+        description="Partitions of the offset topic when it is created",
+    )  # fmt: skip
+    offset_storage_replication_factor: int = Field(
+        -1, alias="offset.storage.replication.factor",
+        description="Replication factor of the offset topic (-1: the broker's default)",
+    )  # fmt: skip
+    status_storage_topic: str = Field(
+        "connect-status", min_length=1, alias="status.storage.topic",
+        description="Compacted topic holding connector and task statuses",
+    )  # fmt: skip
+    status_storage_partitions: int = Field(
+        5, ge=1, alias="status.storage.partitions",
+        description="Partitions of the status topic when it is created",
+    )  # fmt: skip
+    status_storage_replication_factor: int = Field(
+        -1, alias="status.storage.replication.factor",
+        description="Replication factor of the status topic (-1: the broker's default)",
+    )  # fmt: skip
+    rest_advertised_host_name: str | None = Field(
+        None, alias="rest.advertised.host.name",
+        description="Host other workers use to reach this one (default: the listener's)",
+    )  # fmt: skip
+    rest_advertised_port: int | None = Field(
+        None, ge=1, le=65535, alias="rest.advertised.port",
+        description="Port other workers use to reach this one (default: the listener's)",
+    )  # fmt: skip
+    rest_advertised_listener: str | None = Field(
+        None, alias="rest.advertised.listener",
+        description="Scheme other workers use (http; default: the listener's)",
+    )  # fmt: skip
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> Self:
+        """Validate; ConfigError names every bad key (group keys included)."""
+        if not str(props.get("bootstrap.servers", "")).strip():
+            raise ConfigError("bootstrap.servers: required in distributed mode")
+        config = super().from_properties(props)
+        try:
+            config._group = GroupSettings.from_mapping(props)
+        except ValidationError as exc:
+            problems = [
+                f"{'.'.join(str(p) for p in e['loc']) or 'group'}: {e['msg']}"
+                for e in exc.errors()
+            ]
+            raise ConfigError("; ".join(problems)) from None
+        return config
+
+    _group: GroupSettings | None = None
+
+    @property
+    def group(self) -> GroupSettings:
+        assert self._group is not None, "built by from_properties"
+        return self._group
+
+    @property
+    def advertised_url(self) -> str:
+        """``scheme://host:port/`` other workers forward requests to."""
+        scheme, host, port = self.rest_listener
+        scheme = self.rest_advertised_listener or scheme
+        host = self.rest_advertised_host_name or host
+        return f"{scheme}://{host}:{self.rest_advertised_port or port}/"
+
+    @property
+    def worker_id(self) -> str:
+        """``host:port`` as other workers reach this one (Kafka's worker id)."""
+        _, _, rest = self.advertised_url.rstrip("/").partition("://")
+        return rest
