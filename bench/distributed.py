@@ -95,11 +95,10 @@ def _failovers(root: Path, broker: BrokerProcess, kills: int) -> list[float]:
             survivor = next(w for w in cluster if w is not victim)
             start = time.monotonic()
             victim.stop(signal.SIGKILL)
-            wait_for_rest(
-                lambda s=survivor: s.running("src") and s.task_owners("src") == [s.worker_id],
-                "the source on the survivor",
-                timeout_s=120,
-            )
+            def source_on(s: DistributedProcess = survivor) -> bool:
+                return s.running("src") and s.task_owners("src") == [s.worker_id]
+
+            wait_for_rest(source_on, "the source on the survivor", timeout_s=120)
             times.append(time.monotonic() - start)
             victim.start()
     finally:

@@ -76,10 +76,10 @@ def put_config(worker: DistributedProcess, name: str, config: dict[str, str]) ->
     """``PUT /connectors/{name}/config``, again while the group answers 409 (rebalancing)."""
     from harness.standalone_process import wait_for_rest
 
-    def attempt() -> dict[str, Any] | None:
+    def attempt() -> dict[str, Any]:
         response = worker.http.put(f"/connectors/{name}/config", json=config)
         if response.status_code == 409:
-            return None
+            return {}  # falsy: not yet
         assert response.status_code in (200, 201), response.text
         body: dict[str, Any] = response.json()
         return body
