@@ -215,7 +215,7 @@ def test_a_full_disk_stops_that_voter_not_the_quorum(tmp_path: Path) -> None:
                 node.kill()
 
 
-@pytest.mark.slow
+@pytest.mark.nemesis  # the long kill loop; the kill/restart tests above are its short form
 @pytest.mark.parametrize("seed", [1, 2])
 def test_kill_loop_loses_no_acknowledged_entry(cluster: list[QuorumNode], seed: int) -> None:
     """A seeded nemesis: eight rounds of kill -9 of a random node (the leader half the

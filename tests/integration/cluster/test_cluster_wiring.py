@@ -100,7 +100,7 @@ def test_acked_records_survive_a_killed_leader_and_the_isr_heals(cluster: LocalC
     _survive_a_killed_leader(cluster)
 
 
-@pytest.mark.slow
+@pytest.mark.nemesis  # long: tests/fault's short run kills the leader and controller too
 def test_acked_records_survive_killing_the_leader_that_is_also_the_active_controller(
     cluster: LocalCluster,
 ) -> None:
@@ -193,7 +193,7 @@ def _read_all(bootstrap: str, topic: str) -> list[bytes]:
     return values
 
 
-@pytest.mark.slow
+@pytest.mark.nemesis  # long: tests/fault's short run kills the leader and controller too
 def test_a_killed_active_controller_is_replaced_and_its_broker_fenced(
     cluster: LocalCluster,
 ) -> None:
@@ -231,7 +231,7 @@ def test_sigterm_moves_leadership_away_before_the_process_stops(tmp_path: Path) 
             node.kill(signal.SIGKILL)
 
 
-@pytest.mark.slow
+@pytest.mark.nemesis  # long: tests/fault's short run kills the leader and controller too
 def test_a_node_restarted_within_its_old_session_registers_once_it_expires(
     cluster: LocalCluster,
 ) -> None:

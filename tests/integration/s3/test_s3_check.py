@@ -86,4 +86,4 @@ def test_wrong_credentials_are_refused_clearly(auth_s3: tuple[S3Server, dict[str
 
 def test_a_bad_config_is_a_problem_too() -> None:
     problems = S3SourceConnector().check({"s3.bucket.name": "bucket", "mode": "generic"})
-    assert problems == ["config: Value error, topic: mode=generic needs the topic to write to"]
+    assert problems == ["config: topic: mode=generic needs the topic to write to"]
