@@ -35,7 +35,8 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/mypy  # every package: [tool.mypy] packages in pyproject.toml
 
 test: system-deps $(VENV)/.installed-dev test-brokers lint
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2 tests/unit        # pure and CPU-bound: both cores
+	$(BIN)/pytest --ignore=tests/unit    # real servers and processes, one test at a time
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.storage --quick
