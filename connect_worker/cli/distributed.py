@@ -22,9 +22,9 @@ from connect_worker.cli.standalone import (
     RestServer,
     StartupError,
     _quietly,
-    bind_rest_socket,
     freeze_startup_objects,
     kafka_cluster_id,
+    start_rest,
 )
 from connect_worker.herder.distributed import DistributedHerder
 from connect_worker.herder.distributed_config import DistributedConfig
@@ -32,7 +32,7 @@ from connect_worker.log_context import use_json_lines
 from connect_worker.log_probe import LogProbe
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import PropertiesError, load_properties
-from connect_worker.rest.app import attach, create_app
+from connect_worker.rest.app import attach
 from connect_worker.watch import PipelineWatcher
 
 log = logging.getLogger(__name__)
@@ -70,15 +70,7 @@ def run_distributed(config_path: Path) -> int:
 
 
 def _start_all(running: contextlib.ExitStack, config: DistributedConfig) -> RestServer:
-    scheme, host, port = config.rest_listener
-    if scheme != "http":
-        raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
-    sock = bind_rest_socket(host, port)
-    running.callback(_quietly, sock.close, "sock")
-    app = create_app(None, None, request_max_bytes=config.rest_request_max_bytes)
-    rest = RestServer(app, sock)
-    rest.start()
-    running.callback(_quietly, rest.stop, "rest")
+    app, rest = start_rest(running, config)
     assert config.bootstrap_servers is not None, "checked by DistributedConfig"
     bootstrap = config.bootstrap_servers
     registry = PluginRegistry.load(plugin_path=config.plugin_path)
@@ -100,6 +92,7 @@ def _start_all(running: contextlib.ExitStack, config: DistributedConfig) -> Rest
         log_check=probe.problem,
     )
     running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
+    _, host, port = config.rest_listener
     log.info("REST API on http://%s:%d, advertised as %s", host, port, config.advertised_url)
     watcher.start()
     running.callback(_quietly, watcher.stop, "watcher")

@@ -172,6 +172,21 @@ def freeze_startup_objects() -> None:
     log.debug("%d startup objects excluded from garbage collection", gc.get_freeze_count())
 
 
+def start_rest(running: contextlib.ExitStack, config: WorkerConfig) -> tuple[Any, RestServer]:
+    """Bind ``listeners`` and serve at once (``/health`` answers 503 "starting" until
+    :func:`attach` gives the app its herder); ``running`` stops it."""
+    scheme, host, port = config.rest_listener
+    if scheme != "http":
+        raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
+    sock = bind_rest_socket(host, port)
+    running.callback(_quietly, sock.close, "sock")
+    app = create_app(None, None, request_max_bytes=config.rest_request_max_bytes)
+    rest = RestServer(app, sock)
+    rest.start()
+    running.callback(_quietly, rest.stop, "rest")
+    return app, rest
+
+
 def _start_all(
     running: contextlib.ExitStack,
     worker_props: dict[str, str],
@@ -179,16 +194,7 @@ def _start_all(
     connector_files: Sequence[Path],
 ) -> RestServer:
     """Start every part in order; ``running`` stops them in reverse."""
-    scheme, host, port = config.rest_listener
-    if scheme != "http":
-        raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
-    sock = bind_rest_socket(host, port)
-    running.callback(_quietly, sock.close, "sock")
-    # Served at once: /health answers 503 "starting" until attach() below.
-    app = create_app(None, None, request_max_bytes=config.rest_request_max_bytes)
-    rest = RestServer(app, sock)
-    rest.start()
-    running.callback(_quietly, rest.stop, "rest")
+    app, rest = start_rest(running, config)
     bootstrap, cluster_id = _start_broker(running, worker_props, config)
     registry = PluginRegistry.load(plugin_path=config.plugin_path)
     herder = StandaloneHerder(config, registry, bootstrap=bootstrap)
@@ -227,6 +233,7 @@ def _start_all(
     )
     running.callback(_quietly, sources.close, "console")
     running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
+    _, host, port = config.rest_listener
     log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)
     watcher.start()
     running.callback(_quietly, watcher.stop, "watcher")

@@ -57,8 +57,10 @@ class _Worker(threading.Thread):
         raise NotImplementedError
 
 
-class LibrdkafkaProducer(_Worker):
-    """librdkafka, idempotent ``acks=all``, ``rate_per_s`` records round-robin over partitions."""
+class _Producer(_Worker):
+    """What both producers share: the history, the pacing, the idempotent acks=all base."""
+
+    default_name = ""
 
     def __init__(
         self,
@@ -69,27 +71,45 @@ class LibrdkafkaProducer(_Worker):
         *,
         rate_per_s: float = 100.0,
         delivery_timeout_ms: int = 10_000,
-        name: str = "rdk",
+        name: str | None = None,
     ) -> None:
-        super().__init__(name)
+        super().__init__(name or self.default_name)
         self.history = history
         self.topic = topic
         self.partitions = partitions
         self.interval_s = 1.0 / rate_per_s
-        self.config = {
+        self.config: dict[str, Any] = {
             "bootstrap.servers": bootstrap,
             "acks": "all",
             "enable.idempotence": True,
             "linger.ms": 5,
             "retry.backoff.ms": 100,
+            **self.client_settings(delivery_timeout_ms),
+        }
+        self.generation = 0
+
+    def client_settings(self, delivery_timeout_ms: int) -> dict[str, Any]:
+        """The client's own keys for its timeouts and metadata refresh."""
+        raise NotImplementedError
+
+
+class LibrdkafkaProducer(_Producer):
+    """librdkafka, idempotent ``acks=all``, ``rate_per_s`` records round-robin over partitions."""
+
+    default_name = "rdk"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._fatal = threading.Event()
+        self._pending: dict[bytes, None] = {}
+        self._lock = threading.Lock()
+
+    def client_settings(self, delivery_timeout_ms: int) -> dict[str, Any]:
+        return {
             "message.timeout.ms": delivery_timeout_ms,
             "socket.timeout.ms": 3000,
             "topic.metadata.refresh.interval.ms": 1000,
         }
-        self.generation = 0
-        self._fatal = threading.Event()
-        self._pending: dict[bytes, None] = {}
-        self._lock = threading.Lock()
 
     def _client(self) -> tuple[str, confluent_kafka.Producer]:
         self.generation += 1
@@ -157,36 +177,17 @@ class LibrdkafkaProducer(_Worker):
             self.history.fail(value, "client dropped")
 
 
-class SluiceProducer(_Worker):
+class SluiceProducer(_Producer):
     """Our client (:class:`log_engine.client.SyncProducer`), idempotent ``acks=all``."""
 
-    def __init__(
-        self,
-        history: History,
-        bootstrap: str,
-        topic: str,
-        partitions: int,
-        *,
-        rate_per_s: float = 100.0,
-        delivery_timeout_ms: int = 10_000,
-        name: str = "ours",
-    ) -> None:
-        super().__init__(name)
-        self.history = history
-        self.topic = topic
-        self.partitions = partitions
-        self.interval_s = 1.0 / rate_per_s
-        self.config = {
-            "bootstrap.servers": bootstrap,
-            "acks": "all",
-            "enable.idempotence": True,
-            "linger.ms": 5,
-            "retry.backoff.ms": 100,
+    default_name = "ours"
+
+    def client_settings(self, delivery_timeout_ms: int) -> dict[str, Any]:
+        return {
             "request.timeout.ms": min(5000, delivery_timeout_ms),
             "delivery.timeout.ms": delivery_timeout_ms,
             "metadata.max.age.ms": 5000,
         }
-        self.generation = 0
 
     def _client(self) -> tuple[str, Any]:
         from log_engine.client import SyncProducer
