@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Mapping
 
-from log_engine.client import SyncAdmin
+from connect_worker.lazy_admin import LazyAdmin
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +41,7 @@ class LogProbe:
         }
         self._cache_s = cache_ms / 1000
         self._lock = threading.Lock()
-        self._admin: SyncAdmin | None = None
+        self._admin = LazyAdmin(self._config, "health probe")
         self._last: tuple[float, str | None] | None = None
 
     def problem(self) -> str | None:
@@ -56,23 +56,13 @@ class LogProbe:
 
     def _check(self) -> str | None:
         try:
-            if self._admin is None:
-                self._admin = SyncAdmin(self._config)
-            self._admin.describe_cluster()
+            self._admin.get().describe_cluster()
         except Exception as exc:
-            self._drop()
+            self._admin.drop()
             cause = f"{type(exc).__name__}: {exc}"
             return f"cannot reach the Kafka cluster at {self._bootstrap}: {cause}"
         return None
 
-    def _drop(self) -> None:
-        admin, self._admin = self._admin, None
-        if admin is not None:
-            try:
-                admin.close()
-            except Exception:
-                log.debug("closing the health probe's admin client failed", exc_info=True)
-
     def close(self) -> None:
         with self._lock:
-            self._drop()
+            self._admin.drop()

@@ -24,6 +24,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from connect_worker.lazy_admin import LazyAdmin
 from log_engine.client import ConsumerRecord, SyncAdmin, SyncConsumer, TopicPartition
 
 log = logging.getLogger(__name__)
@@ -45,16 +46,16 @@ class LogView:
         }
         self._config = {**self._consumer_config, "default.api.timeout.ms": str(_TIMEOUT_MS)}
         self._lock = threading.Lock()
-        self._admin: SyncAdmin | None = None
+        self._admin = LazyAdmin({**self._config, "client.id": "sluice-console"}, "console")
         self._last_peek: tuple[object, list[dict[str, Any]]] | None = None  # key, records
 
     def topics(self) -> list[dict[str, Any]]:
         """Each topic (internal ones too, flagged) with its partitions' replicas and offsets."""
         with self._lock:
             try:
-                return self._topics(self._client())
+                return self._topics(self._admin.get())
             except Exception:
-                self._drop()
+                self._admin.drop()
                 raise
 
     def _topics(self, admin: SyncAdmin) -> list[dict[str, Any]]:
@@ -94,13 +95,13 @@ class LogView:
         limit = max(1, min(limit, PEEK_MAX_RECORDS))
         with self._lock:
             try:
-                admin = self._client()
+                admin = self._admin.get()
                 described = admin.describe_topics([topic])[topic]
                 tps = [TopicPartition(topic, p.partition) for p in described.partitions]
                 starts = admin.list_offsets(dict.fromkeys(tps, "earliest"))
                 ends = admin.list_offsets(dict.fromkeys(tps, "latest"))
             except Exception:
-                self._drop()
+                self._admin.drop()
                 raise
         wanted = {
             tp: (max(starts[tp][0], ends[tp][0] - limit), ends[tp][0])
@@ -120,27 +121,14 @@ class LogView:
     def has_topic(self, topic: str) -> bool:
         with self._lock:
             try:
-                return topic in self._client().list_topics(include_internal=True)
+                return topic in self._admin.get().list_topics(include_internal=True)
             except Exception:
-                self._drop()
+                self._admin.drop()
                 raise
-
-    def _client(self) -> SyncAdmin:
-        if self._admin is None:
-            self._admin = SyncAdmin({**self._config, "client.id": "sluice-console"})
-        return self._admin
-
-    def _drop(self) -> None:
-        admin, self._admin = self._admin, None
-        if admin is not None:
-            try:
-                admin.close()
-            except Exception:
-                log.debug("closing the console's admin client failed", exc_info=True)
 
     def close(self) -> None:
         with self._lock:
-            self._drop()
+            self._admin.drop()
 
 
 def _fetch(
