@@ -177,7 +177,7 @@ def _cluster_status(controller_port: int) -> dict[str, Any]:
     return status
 
 
-@pytest.mark.slow  # ~10 s: keeps the default quorum tests near 30 s
+@pytest.mark.nemesis  # intermittent in CI (commit timed out, 2 of ~10 runs): issue 17 note
 def test_a_full_disk_stops_that_voter_not_the_quorum(tmp_path: Path) -> None:
     """A follower whose disk fills cannot make an entry durable: it stops (non-zero,
     a critical log line) instead of acknowledging; the other two keep committing, and
