@@ -58,7 +58,8 @@ from connect_worker.herder.api import (
 from connect_worker.herder.connector_offsets import ConnectorOffsets
 from connect_worker.herder.control_thread import ControlThread, ControlThreadStopped
 from connect_worker.herder.forwarding import RebalanceInProgressError, forward
-from connect_worker.herder.request_signing import new_session_key, verify
+from connect_worker.herder.request_signing import key_expired, new_session_key, verify
+from connect_worker.plugins import UnknownPluginError
 from connect_worker.runtime.connector_instance import connector_type
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import TaskId
@@ -82,6 +83,8 @@ T = TypeVar("T")
 
 _POLL_MS = 200
 _RETRY_S = 1.0
+#: The soonest the leader looks at the session key's age again (ttl 0 must not spin).
+_KEY_CHECK_MIN_S = 1.0
 #: The pipeline watcher's calls wait this long for a settled group instead of a 409.
 _WATCHER_WAIT_S = 60.0
 
@@ -129,6 +132,7 @@ class DistributedHerder(Herder):
         self._joined = threading.Event()
         self._member_error: BaseException | None = None
         self._lock = threading.Lock()
+        self._key_timer: threading.Timer | None = None
         self._generation = -1
         # What this worker should run (membership callbacks) and runs (control thread).
         self._assigned_connectors: set[str] = set()
@@ -163,6 +167,9 @@ class DistributedHerder(Herder):
             return
         self._stopped = True
         self._stopping.set()
+        with self._lock:
+            if self._key_timer is not None:
+                self._key_timer.cancel()
         self._member_thread.join(30)
         try:
             self._control.call(self._stop_everything)
@@ -405,7 +412,10 @@ class DistributedHerder(Herder):
         leader = self._leader_url()
         if leader is not None:
             key = self._configs.snapshot().session_key if self._sessioned() else None
-            forward("POST", leader, f"/connectors/{name}/tasks", configs, signing_key=key)
+            forward(
+                "POST", leader, f"/connectors/{name}/tasks", configs,
+                signing_key=key, signing_algorithm=self._config.inter_worker_signature_algorithm,
+            )  # fmt: skip
             return
         self._config_of(self._configs.snapshot(), name)
         self._configs.put_task_configs(name, configs)
@@ -413,21 +423,56 @@ class DistributedHerder(Herder):
     def check_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
         """KIP-507: with ``connect.protocol=sessioned`` agreed, the body must be signed."""
         if self._sessioned():
-            verify(self._configs.snapshot().session_key, body, headers)
+            key = self._configs.snapshot().session_key
+            verify(key, body, headers, self._config.verification_algorithms)
 
     def _sessioned(self) -> bool:
         return self._member.protocol is ConnectProtocol.SESSIONED
 
     def _publish_session_key(self) -> None:
-        """The leader of a ``sessioned`` group writes a session key if there is none."""
-        if self._member.is_leader and self._sessioned():
-            self._configs.refresh()
-            if self._configs.snapshot().session_key is None:
-                self._configs.put_session_key(new_session_key())
+        """The leader of a ``sessioned`` group writes a session key when there is none or
+        the current one is ``inter.worker.key.ttl.ms`` old, and plans the next check."""
+        if not (self._member.is_leader and self._sessioned()):
+            return
+        self._configs.refresh()
+        key = self._configs.snapshot().session_key
+        ttl_ms = self._config.inter_worker_key_ttl_ms
+        if key is None or key_expired(key, ttl_ms):
+            size_bits = self._config.inter_worker_key_size or 256
+            key = new_session_key(
+                self._config.inter_worker_key_generation_algorithm, (size_bits + 7) // 8
+            )
+            self._configs.put_session_key(key)
+            log.info("wrote a new session key; the next one in %d ms", ttl_ms)
+        due_s = (key.creation_timestamp_ms + ttl_ms) / 1000 - time.time()
+        self._plan_key_check(max(due_s, _KEY_CHECK_MIN_S))
+
+    def _plan_key_check(self, delay_s: float) -> None:
+        def submit() -> None:
+            with contextlib.suppress(ControlThreadStopped):
+                self._control.submit(self._check_session_key)
+
+        timer = threading.Timer(delay_s, submit)
+        timer.daemon = True
+        with self._lock:
+            if self._key_timer is not None:
+                self._key_timer.cancel()
+            if self._stopping.is_set():
+                return
+            self._key_timer = timer
+        timer.start()
+
+    def _check_session_key(self) -> None:
+        try:
+            self._publish_session_key()
+        except Exception:  # the broker is away, leadership moved: the next assignment retries
+            log.exception("rotating the session key failed")
 
     # -- StatusListener (from worker threads; never blocks) ------------------------------
 
     def on_connector_state(self, name: str, state: State, trace: str | None) -> None:
+        if trace is not None:
+            trace += self._plugin_note(name)
         record = StateRecord(state, self._worker_id, trace, self._generation)
         if state in (State.UNASSIGNED, State.FAILED):
             self._status.put_connector_safe(name, record)
@@ -435,6 +480,8 @@ class DistributedHerder(Herder):
             self._status.put_connector(name, record)
 
     def on_task_state(self, task: TaskId, state: State, trace: str | None) -> None:
+        if trace is not None:
+            trace += self._plugin_note(task.connector)
         record = StateRecord(state, self._worker_id, trace, self._generation)
         if state in (State.UNASSIGNED, State.FAILED):
             self._status.put_task_safe(task.connector, task.task, record)
@@ -447,9 +494,13 @@ class DistributedHerder(Herder):
     # -- RebalanceListener (on the member's event loop) ----------------------------------
 
     async def on_assigned(self, assignment: ConnectAssignment, generation: int) -> None:
-        await asyncio.to_thread(self._read_config_to, assignment.config_offset)
+        reached = await asyncio.to_thread(self._read_config_to, assignment.config_offset)
+        if not reached:
+            self._out_of_sync(assignment)
+            return
         if assignment.failed:
             return
+        self._check_assigned_names(assignment)
         with self._lock:
             self._generation = generation
             self._assigned_connectors = set(assignment.connectors)
@@ -630,8 +681,9 @@ class DistributedHerder(Herder):
         if props is None:
             return
         result = validate_connector_config(self._registry, connector_config, self._providers)
-        if result.common is None:
-            self._fail(name, BadRequestError("; ".join(result.problems())))
+        if result.common is None:  # e.g. the plugin is missing here: this task fails, not
+            # the connector (another worker may run that fine)
+            self._fail_task(task, BadRequestError("; ".join(result.problems())))
             return
         self._status.put_task(
             name, task.task, StateRecord(State.UNASSIGNED, self._worker_id, None, self._generation)
@@ -697,10 +749,35 @@ class DistributedHerder(Herder):
             return None
 
     def _fail(self, name: str, error: BaseException) -> None:
-        trace = "".join(traceback.format_exception(error))
+        trace = self._trace(name, error)
         self._status.put_connector(
             name, StateRecord(State.FAILED, self._worker_id, trace, self._generation)
         )
+
+    def _fail_task(self, task: TaskId, error: BaseException) -> None:
+        trace = self._trace(task.connector, error)
+        self._status.put_task(
+            task.connector, task.task,
+            StateRecord(State.FAILED, self._worker_id, trace, self._generation),
+        )  # fmt: skip
+
+    def _trace(self, name: str, error: BaseException) -> str:
+        return "".join(traceback.format_exception(error)) + self._plugin_note(name)
+
+    def _plugin_note(self, name: str) -> str:
+        """When connector ``name``'s plugin is unknown on this worker, a line saying so
+        (other workers may have it: a cluster's workers need the same plugins)."""
+        plugin = self._configs.snapshot().connectors.get(name, {}).get("connector.class", "")
+        if not plugin:
+            return ""
+        try:
+            self._registry.descriptor(plugin)
+        except UnknownPluginError:
+            return (
+                f"\nConnector class {plugin!r} is not installed on worker {self._worker_id}: "
+                "every worker of a Connect cluster needs the same plugins (plugin.path).\n"
+            )
+        return ""
 
     # -- the membership's thread -----------------------------------------------------------
 
@@ -737,10 +814,57 @@ class DistributedHerder(Herder):
         snap = self._configs.snapshot()
         return ConfigState(snap.offset, _counts(snap))
 
-    def _read_config_to(self, offset: int) -> None:
-        deadline = time.monotonic() + 30
+    def _read_config_to(self, offset: int) -> bool:
+        """Read the config topic up to ``offset`` within ``worker.sync.timeout.ms``."""
+        deadline = time.monotonic() + self._config.worker_sync_timeout_ms / 1000
         while self._configs.snapshot().offset < offset and time.monotonic() < deadline:
             self._configs.refresh()
+        return self._configs.snapshot().offset >= offset
+
+    def _out_of_sync(self, assignment: ConnectAssignment) -> None:
+        """The leader assigned at a config offset this worker's config topic never reaches:
+        run nothing of it (its configs would be another cluster's or stale) and rejoin."""
+        log.error(
+            "the group's leader (%s) assigned work at offset %d of its config topic, but "
+            "this worker's config topic %r ends at %d after %d ms (worker.sync.timeout.ms). "
+            "Is another Connect cluster using group.id %r with a different "
+            "config.storage.topic? Each cluster needs a group.id of its own. This worker "
+            "runs none of that assignment and rejoins.",
+            assignment.leader_url, assignment.config_offset,
+            self._config.config_storage_topic, self._configs.snapshot().offset,
+            self._config.worker_sync_timeout_ms, self._config.group.group_id,
+        )  # fmt: skip
+        with self._lock:
+            self._assigned_connectors = set()
+            self._assigned_tasks = set()
+        self._rejoin_later("the config topic is behind the leader's assignment")
+
+    def _check_assigned_names(self, assignment: ConnectAssignment) -> None:
+        """Assigned connectors unknown to this worker's config topic (read to the leader's
+        offset) mean the leader reads another config topic: say so; they are not run."""
+        known = self._configs.snapshot().connectors
+        unknown = sorted(
+            {name for name in assignment.connectors if name not in known}
+            | {t.connector for t in assignment.tasks if t.connector not in known}
+        )
+        if unknown:
+            log.error(
+                "the group's leader (%s) assigned connectors %s that config topic %r does "
+                "not hold: another Connect cluster may be using group.id %r with a "
+                "different config.storage.topic. They are not run here.",
+                assignment.leader_url, unknown, self._config.config_storage_topic,
+                self._config.group.group_id,
+            )  # fmt: skip
+
+    def _rejoin_later(self, reason: str) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        delay_s = self._config.group.retry_backoff_ms / 1000
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(
+                loop.call_later, delay_s, self._member.request_rejoin, reason
+            )
 
     # -- helpers -------------------------------------------------------------------------
 

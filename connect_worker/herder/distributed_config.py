@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Self
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, model_validator
 
 from connect_worker.distributed.membership import GroupSettings
+from connect_worker.herder.request_signing import ALGORITHMS
 from connect_worker.worker_config import WorkerConfig
 from connectors.api import ConfigError
 
@@ -54,6 +55,32 @@ class DistributedConfig(WorkerConfig):
         -1, alias="status.storage.replication.factor",
         description="Replication factor of the status topic (-1: the broker's default)",
     )  # fmt: skip
+    worker_sync_timeout_ms: int = Field(
+        3000, ge=1, alias="worker.sync.timeout.ms",
+        description="How long a worker reads its config topic to the offset the group's "
+        "leader assigned at before giving up on that assignment and rejoining",
+    )  # fmt: skip
+    inter_worker_key_ttl_ms: int = Field(
+        3_600_000, ge=0, le=2**31 - 1, alias="inter.worker.key.ttl.ms",
+        description="How long the leader's session key for signing internal requests lives "
+        "before the leader writes a new one",
+    )  # fmt: skip
+    inter_worker_key_generation_algorithm: str = Field(
+        "HmacSHA256", alias="inter.worker.key.generation.algorithm",
+        description="The Mac algorithm the session key is made for",
+    )  # fmt: skip
+    inter_worker_key_size: int | None = Field(
+        None, ge=1, alias="inter.worker.key.size",
+        description="Session key size in bits (default: 256)",
+    )  # fmt: skip
+    inter_worker_signature_algorithm: str = Field(
+        "HmacSHA256", alias="inter.worker.signature.algorithm",
+        description="The Mac algorithm this worker signs internal requests with",
+    )  # fmt: skip
+    inter_worker_verification_algorithms: str = Field(
+        "HmacSHA256", alias="inter.worker.verification.algorithms",
+        description="Comma-separated Mac algorithms accepted on internal requests",
+    )  # fmt: skip
     rest_advertised_host_name: str | None = Field(
         None, alias="rest.advertised.host.name",
         description="Host other workers use to reach this one (default: the listener's)",
@@ -66,6 +93,33 @@ class DistributedConfig(WorkerConfig):
         None, alias="rest.advertised.listener",
         description="Scheme other workers use (http; default: the listener's)",
     )  # fmt: skip
+
+    @model_validator(mode="after")
+    def _known_algorithms(self) -> Self:
+        accepted = self.verification_algorithms
+        for key, names in (
+            ("inter.worker.key.generation.algorithm", [self.inter_worker_key_generation_algorithm]),
+            ("inter.worker.signature.algorithm", [self.inter_worker_signature_algorithm]),
+            ("inter.worker.verification.algorithms", list(accepted)),
+        ):
+            unknown = [n for n in names if n not in ALGORITHMS]
+            if unknown or not names:
+                raise ValueError(
+                    f"{key}: {', '.join(unknown) or 'empty'} is not one of "
+                    f"{', '.join(ALGORITHMS)}"
+                )
+        if self.inter_worker_signature_algorithm not in accepted:
+            raise ValueError(
+                "inter.worker.verification.algorithms must include "
+                f"inter.worker.signature.algorithm ({self.inter_worker_signature_algorithm})"
+            )
+        return self
+
+    @property
+    def verification_algorithms(self) -> tuple[str, ...]:
+        """``inter.worker.verification.algorithms`` as a tuple."""
+        names = self.inter_worker_verification_algorithms.split(",")
+        return tuple(n.strip() for n in names if n.strip())
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> Self:

@@ -21,7 +21,7 @@ from connect_worker.herder.api import (
     HerderError,
     NotFoundError,
 )
-from connect_worker.herder.request_signing import signature_headers
+from connect_worker.herder.request_signing import ALGORITHM, signature_headers
 from connect_worker.storage.config_records import SessionKey
 
 FORWARDED_HEADER = "X-Sluice-Forwarded"
@@ -58,6 +58,7 @@ def forward(
     body: Any = None,
     *,
     signing_key: SessionKey | None = None,
+    signing_algorithm: str = ALGORITHM,
     **params: Any,
 ) -> Any:
     """Send the request to ``base_url``; its JSON answer, or its error raised here.
@@ -69,7 +70,7 @@ def forward(
     content = None if body is None else json.dumps(body).encode()
     headers = {FORWARDED_HEADER: "1", "Content-Type": "application/json"}
     if signing_key is not None and content is not None:
-        headers.update(signature_headers(signing_key, content))
+        headers.update(signature_headers(signing_key, content, signing_algorithm))
     try:
         response = httpx.request(
             method, url, content=content, params=query, timeout=_TIMEOUT_S, headers=headers

@@ -9,7 +9,11 @@ and Java workers are understood: ``X-Connect-Authorization`` (base64 of the
 HMAC) and ``X-Connect-Request-Signature-Algorithm``.
 
 Missing signature: 400; a wrong one (or another key): 403, as in Kafka. The
-key is not rotated yet (Kafka: ``inter.worker.key.ttl.ms``).
+leader writes a new key once the current one is ``inter.worker.key.ttl.ms``
+old; a request signed with the previous key is then refused (403) and its
+sender retries with the new one. ``inter.worker.signature.algorithm`` and
+``inter.worker.verification.algorithms`` take Java's Mac names (HmacSHA1,
+HmacSHA256, HmacSHA384, HmacSHA512).
 """
 
 from __future__ import annotations
@@ -27,6 +31,13 @@ from connect_worker.storage.config_records import SessionKey
 SIGNATURE_HEADER = "X-Connect-Authorization"
 ALGORITHM_HEADER = "X-Connect-Request-Signature-Algorithm"
 ALGORITHM = "HmacSHA256"
+#: Java's Mac algorithm names and the hash each one uses.
+ALGORITHMS = {
+    "HmacSHA1": hashlib.sha1,
+    "HmacSHA256": hashlib.sha256,
+    "HmacSHA384": hashlib.sha384,
+    "HmacSHA512": hashlib.sha512,
+}
 _KEY_BYTES = 32
 
 
@@ -36,27 +47,44 @@ class ForbiddenError(HerderError):
     http_status = 403
 
 
-def new_session_key() -> SessionKey:
+def new_session_key(algorithm: str = ALGORITHM, size_bytes: int = _KEY_BYTES) -> SessionKey:
     """A fresh random key for the leader to publish."""
-    return SessionKey(secrets.token_bytes(_KEY_BYTES), ALGORITHM, int(time.time() * 1000))
+    return SessionKey(secrets.token_bytes(size_bytes), algorithm, int(time.time() * 1000))
 
 
-def signature_headers(key: SessionKey, body: bytes) -> dict[str, str]:
-    """The headers that sign ``body`` under ``key``."""
-    digest = hmac.new(key.key, body, hashlib.sha256).digest()
-    return {SIGNATURE_HEADER: base64.b64encode(digest).decode(), ALGORITHM_HEADER: ALGORITHM}
+def key_expired(key: SessionKey, ttl_ms: int, now_ms: int | None = None) -> bool:
+    """Whether ``key`` has lived ``inter.worker.key.ttl.ms``."""
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    return now >= key.creation_timestamp_ms + ttl_ms
 
 
-def verify(key: SessionKey | None, body: bytes, headers: Mapping[str, str]) -> None:
-    """Raise 400 for a missing signature, 403 for a wrong one; return if it matches."""
+def signature_headers(
+    key: SessionKey, body: bytes, algorithm: str = ALGORITHM
+) -> dict[str, str]:
+    """The headers that sign ``body`` under ``key`` with Java's Mac ``algorithm``."""
+    digest = hmac.new(key.key, body, ALGORITHMS[algorithm]).digest()
+    return {SIGNATURE_HEADER: base64.b64encode(digest).decode(), ALGORITHM_HEADER: algorithm}
+
+
+def verify(
+    key: SessionKey | None,
+    body: bytes,
+    headers: Mapping[str, str],
+    accepted: tuple[str, ...] = (ALGORITHM,),
+) -> None:
+    """Raise 400 for a missing signature or an algorithm not ``accepted``, 403 for a
+    wrong signature; return if it matches."""
     given = headers.get(SIGNATURE_HEADER) or headers.get(SIGNATURE_HEADER.lower())
     algorithm = headers.get(ALGORITHM_HEADER) or headers.get(ALGORITHM_HEADER.lower())
     if not given:
         raise BadRequestError("Internal request missing required signature")
-    if algorithm != ALGORITHM:
-        raise BadRequestError(f"Internal request signed with unsupported algorithm {algorithm!r}")
+    if algorithm not in accepted or algorithm not in ALGORITHMS:
+        raise BadRequestError(
+            f"Internal request signed with unsupported algorithm {algorithm!r}; this "
+            f"worker accepts {', '.join(accepted)} (inter.worker.verification.algorithms)"
+        )
     if key is None:
         raise ForbiddenError("Internal request signature cannot be checked: no session key yet")
-    expected = signature_headers(key, body)[SIGNATURE_HEADER]
+    expected = signature_headers(key, body, algorithm)[SIGNATURE_HEADER]
     if not hmac.compare_digest(expected, given):
         raise ForbiddenError("Internal request contained invalid signature.")

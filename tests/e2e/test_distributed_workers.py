@@ -284,3 +284,76 @@ def test_a_worker_paused_past_its_session_stops_its_tasks(
     finally:
         for worker in workers:
             worker.close()
+
+
+def test_writes_get_409_while_the_group_rebalances(tmp_path: Path, broker: BrokerProcess) -> None:
+    """Kafka's 409 during a rebalance: a worker frozen (SIGSTOP) holds the group's
+    rebalance open until its session ends; writes meanwhile get 409 with Kafka's
+    message, and the same write succeeds once the group has settled."""
+    first, frozen, joining = _workers(tmp_path, broker, "r1", "r2", "r3")
+    workers = [first, frozen, joining]
+    try:
+        first.start()
+        wait_for_rest(lambda: "(leader)" in first.log_text(), "the first worker to lead")
+        frozen.start()
+        wait_for_rest(lambda: "running connectors" in frozen.log_text(), "the second in")
+        assert frozen.process is not None
+        frozen.process.send_signal(signal.SIGSTOP)
+        joining.start()  # a rebalance that waits for the frozen member's session to end
+        config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": "r"}
+        attempts = iter(range(1_000_000))
+
+        def refused() -> Response | None:
+            """A write under a fresh name each time, until one gets the 409."""
+            response = first.http.put(f"/connectors/r-{next(attempts)}/config", json=config)
+            return response if response.status_code == 409 else None
+
+        conflict = wait_for_rest(refused, "a write refused during the rebalance")
+        assert conflict.json() == {
+            "error_code": 409,
+            "message": "Cannot complete request because of a conflicting operation "
+            "(e.g. worker rebalance)",
+        }
+        put_config(first, "after-rebalance", config)  # retried while 409: accepted after
+        first.wait_running("after-rebalance")
+    finally:
+        if frozen.process is not None:
+            frozen.process.send_signal(signal.SIGCONT)
+        for worker in workers:
+            worker.close()
+
+
+def test_the_leader_rotates_the_session_key(tmp_path: Path, broker: BrokerProcess) -> None:
+    """``inter.worker.key.ttl.ms``: the leader writes a new key when the current one is
+    that old; task configs published after a rotation are signed with the new key and
+    accepted (the owner of the connector may be either worker)."""
+    workers = [
+        DistributedProcess(
+            tmp_path / name,
+            bootstrap=broker.bootstrap,
+            group_id="rotating",
+            **{"inter.worker.key.ttl.ms": "1500"},
+        )
+        for name in ("k1", "k2")
+    ]
+    try:
+        for worker in workers:
+            worker.start()
+        leader, follower = wait_for_rest(lambda: _leader_and_follower(workers), "a leader")
+
+        def keys_written() -> int:
+            return leader.log_text().count("wrote a new session key")
+
+        wait_for_rest(lambda: keys_written() >= 3, "two rotations of the session key")
+        source = tmp_path / "in.txt"
+        source.write_text("k\n")
+        for topic in ("first-topic", "second-topic"):  # each change: newly signed task configs
+            put_config(follower, "rotated", config_of(file_source("rotated", source, topic)))
+            wait_for_rest(
+                lambda t=topic: t in str(leader.http.get("/connectors/rotated/tasks").json())
+                and leader.running("rotated"),
+                f"task configs for {topic} accepted",
+            )
+    finally:
+        for worker in workers:
+            worker.close()

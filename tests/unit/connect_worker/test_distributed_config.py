@@ -45,6 +45,23 @@ def test_advertised_keys_make_the_worker_id() -> None:
         ({"bootstrap.servers": "b:1"}, "group.id"),
         ({"bootstrap.servers": "b:1", "group.id": "g", "session.timeout.ms": "x"}, "session"),
         ({"bootstrap.servers": "b:1", "group.id": "g", "offset.storage.partitions": "0"}, "offset"),
+        (
+            {"bootstrap.servers": "b:1", "group.id": "g", "inter.worker.key.size": "0"},
+            "inter.worker.key.size",
+        ),
+        (
+            {"bootstrap.servers": "b", "group.id": "g", "inter.worker.signature.algorithm": "MD5"},
+            "inter.worker.signature.algorithm: MD5 is not one of HmacSHA1",
+        ),
+        (
+            {
+                "bootstrap.servers": "b:1",
+                "group.id": "g",
+                "inter.worker.signature.algorithm": "HmacSHA512",
+            },
+            "verification.algorithms must include",
+        ),
+        ({"bootstrap.servers": "b:1", "group.id": "g", "worker.sync.timeout.ms": "0"}, "sync"),
     ],
 )
 def test_bad_settings_name_the_key(props: dict[str, str], named: str) -> None:
