@@ -18,6 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
+from connect_worker import console
 from connect_worker.cli.standalone import (
     RestServer,
     StartupError,
@@ -91,6 +92,14 @@ def _start_all(running: contextlib.ExitStack, config: DistributedConfig) -> Rest
         pipeline_files=watcher.pipeline_file,
         log_check=probe.problem,
     )
+    sources = console.connect(
+        app,
+        bootstrap=bootstrap,
+        client_props=config.converter_props("admin"),
+        pipelines_dir=Path(config.pipelines_dir),
+        worker_props=config.props,
+    )
+    running.callback(_quietly, sources.close, "console")
     running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
     _, host, port = config.rest_listener
     log.info("REST API on http://%s:%d, advertised as %s", host, port, config.advertised_url)

@@ -143,6 +143,19 @@ def test_rest_writes_through_the_follower(
     assert missing.status_code in (404, 409)
 
 
+def test_every_worker_serves_the_console_with_the_clusters_topics(
+    cluster: list[DistributedProcess],
+) -> None:
+    for worker in cluster:
+        assert worker.http.get("/ui/").status_code == 200
+        answer = worker.http.get("/ui/api/topics")
+        assert answer.status_code == 200, answer.text
+        names = {t["name"] for t in answer.json()["topics"]}
+        assert {"cluster-configs", "cluster-offsets", "cluster-status"} <= names, names
+        pipelines = worker.http.get("/ui/api/pipelines").json()
+        assert pipelines["directory"] == str(worker.pipelines)
+
+
 def test_the_same_pipeline_file_on_both_workers_is_one_connector(
     cluster: list[DistributedProcess], tmp_path: Path
 ) -> None:
