@@ -32,6 +32,9 @@ from connectors.api import PluginConfig
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+BASIC_AUTH_EXTENSION = (
+    "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+)
 
 
 class WorkerConfig(PluginConfig):
@@ -46,8 +49,23 @@ class WorkerConfig(PluginConfig):
     listeners: CommaList = Field(
         default_factory=lambda: ["http://127.0.0.1:8083"],
         alias="listeners",
-        description="REST API listeners as http://host:port (comma-separated); the first "
-        "one is served.",
+        description="REST API listeners as http://host:port or https://host:port "
+        "(comma-separated; each one is served). https takes listeners.https.ssl.* keys, "
+        "else the worker's ssl.* keys (docs/security.md).",
+    )
+    rest_extension_classes: CommaList = Field(
+        default_factory=list,
+        alias="rest.extension.classes",
+        description="REST extensions: Kafka Connect's org.apache.kafka.connect.rest.basic."
+        "auth.extension.BasicAuthSecurityRestExtension (basic authentication, users from "
+        "the JAAS file) is the one known.",
+    )
+    rest_basic_auth_jaas_config: Path | None = Field(
+        None,
+        alias="rest.basic.auth.jaas.config",
+        description="Path of the JAAS file whose KafkaConnect section names the REST users "
+        "file (Kafka Connect reads -Djava.security.auth.login.config; Sluice also reads "
+        "that from $KAFKA_OPTS when this is unset).",
     )
     rest_request_max_bytes: int = Field(
         1 << 20,
@@ -201,8 +219,24 @@ class WorkerConfig(PluginConfig):
             except ValueError:
                 port = None
             if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
-                raise ValueError(f"{url!r} is not http://host:port")
+                raise ValueError(f"{url!r} is not http://host:port or https://host:port")
         return value
+
+    @field_validator("rest_extension_classes")
+    @classmethod
+    def _known_extensions(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name != BASIC_AUTH_EXTENSION]
+        if unknown:
+            raise ValueError(
+                f"{', '.join(unknown)}: not a REST extension Sluice has (only "
+                f"{BASIC_AUTH_EXTENSION})"
+            )
+        return value
+
+    @property
+    def rest_basic_auth(self) -> bool:
+        """Whether the REST API asks for basic authentication (Connect's extension named)."""
+        return BASIC_AUTH_EXTENSION in self.rest_extension_classes
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> Self:
@@ -229,6 +263,10 @@ class WorkerConfig(PluginConfig):
             if k == "security.protocol" or k.startswith(("ssl.", "sasl."))
         }
 
+    def admin_client_props(self) -> dict[str, str]:
+        """The worker's own admin client's keys: the security keys, then ``admin.*``."""
+        return {**self.client_security_props(), **self.converter_props("admin")}
+
     def converter_props(self, prefix: str) -> dict[str, str]:
         """The ``<prefix>.*`` properties (e.g. ``key.converter``), prefix stripped."""
         head = prefix if prefix.endswith(".") else prefix + "."
@@ -237,9 +275,17 @@ class WorkerConfig(PluginConfig):
     @property
     def rest_listener(self) -> tuple[str, str, int]:
         """(scheme, host, port) of the first listener."""
-        parts = urlsplit(self.listeners[0])
-        assert parts.hostname is not None and parts.port is not None
-        return parts.scheme, parts.hostname, parts.port
+        return self.rest_listeners[0]
+
+    @property
+    def rest_listeners(self) -> list[tuple[str, str, int]]:
+        """(scheme, host, port) of every listener."""
+        found = []
+        for url in self.listeners:
+            parts = urlsplit(url)
+            assert parts.hostname is not None and parts.port is not None
+            found.append((parts.scheme, parts.hostname, parts.port))
+        return found
 
     @property
     def status_file(self) -> Path:
