@@ -59,10 +59,12 @@ class StandaloneProcess:
         scheme: str = "http",
         cacert: Path | None = None,
         auth: tuple[str, str] | None = None,
+        log_level: str = "info",
         **extra: str,
     ) -> None:
         self.root = root
         self.scheme = scheme
+        self.log_level = log_level
         self.pipelines = root / "pipelines"
         self.pipelines.mkdir(parents=True, exist_ok=True)
         self.broker_port = free_port()
@@ -93,7 +95,8 @@ class StandaloneProcess:
 
     def launch(self, *connector_files: Path) -> StandaloneProcess:
         """Start the process without waiting for it to be ready (see :meth:`start`)."""
-        command = [sys.executable, "-m", "connect_worker.cli", "standalone"]
+        command = [sys.executable, "-m", "connect_worker.cli", "--log-level", self.log_level]
+        command.append("standalone")
         command += [str(self.worker_properties), *map(str, connector_files)]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(

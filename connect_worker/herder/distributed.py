@@ -42,7 +42,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connect_worker.config_providers import providers_from_worker_config, resolve_references
-from connect_worker.connector_config import connector_name_problem, mask_secrets
+from connect_worker.connector_config import (
+    connector_name_problem,
+    mask_secrets,
+    remember_secrets,
+)
 from connect_worker.distributed.membership import ConfigState, WorkerGroupMember
 from connect_worker.distributed.protocol import ConnectAssignment, ConnectProtocol
 from connect_worker.herder.api import (
@@ -708,7 +712,9 @@ class DistributedHerder(Herder):
 
     def _resolved(self, name: str, config: dict[str, str]) -> dict[str, str] | None:
         try:
-            return resolve_references(config, self._providers)
+            resolved = resolve_references(config, self._providers)
+            remember_secrets(resolved, self._registry)
+            return resolved
         except Exception as exc:
             self._fail(name, exc)
             return None

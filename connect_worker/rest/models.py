@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from connect_worker.herder.api import ConnectorInfo, ConnectorStatus, TaskStatus
+from connect_worker.security.redaction import SECRETS
 from connect_worker.states import TargetState
 
 
@@ -76,7 +77,7 @@ def task_status_json(status: TaskStatus) -> dict[str, Any]:
         "worker_id": status.worker_id,
     }
     if status.trace:
-        body["trace"] = status.trace
+        body["trace"] = SECRETS.redact(status.trace)
     if status.details:
         body["details"] = status.details
     return body
@@ -90,7 +91,7 @@ def connector_status_json(status: ConnectorStatus) -> dict[str, Any]:
     """
     connector: dict[str, Any] = {"state": str(status.state), "worker_id": status.worker_id}
     if status.trace:
-        connector["trace"] = status.trace
+        connector["trace"] = SECRETS.redact(status.trace)
     body: dict[str, Any] = {
         "name": status.name,
         "connector": connector,

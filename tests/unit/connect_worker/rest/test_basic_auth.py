@@ -1,4 +1,4 @@
-"""Basic authentication in front of the REST API (Kafka Connect's BasicAuthSecurityRestExtension)."""
+"""Basic authentication in front of the REST API (Connect's BasicAuthSecurityRestExtension)."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def test_bad_jaas_files_are_clear_errors_without_passwords(tmp_path: Path) -> No
     with pytest.raises(JaasFileError, match="no KafkaConnect"):
         load_rest_users(jaas)
     jaas.write_text('KafkaConnect { x.Y required file="u"; };')
-    with pytest.raises(JaasFileError, match="x.Y is not supported"):
+    with pytest.raises(JaasFileError, match=r"x\.Y is not supported"):
         load_rest_users(jaas)
     jaas.write_text(f"KafkaConnect {{ {MODULE} required; }};")
     with pytest.raises(JaasFileError, match='file="<users'):
@@ -88,7 +88,8 @@ def test_the_jaas_file_from_kafka_opts() -> None:
 
 
 def test_no_wrong_and_right_credentials(client: TestClient) -> None:
-    for headers in ({}, _basic("alice", "wrong"), _basic("nobody", "x"), {"Authorization": "Bearer t"}):
+    bearer = {"Authorization": "Bearer t"}
+    for headers in ({}, _basic("alice", "wrong"), _basic("nobody", "x"), bearer):
         response = client.get("/connectors", headers=headers)
         assert response.status_code == 401, headers
         assert response.headers["WWW-Authenticate"].startswith("Basic realm=")
