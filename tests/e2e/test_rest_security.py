@@ -12,6 +12,7 @@ worker signs its own request).
 from __future__ import annotations
 
 import os
+import shutil
 import ssl
 import subprocess
 import sys
@@ -167,6 +168,44 @@ def test_the_cli_with_credentials(
     untrusted = _sluice("connectors", "list", "--url", standalone.url, "--user", USER,
                         "--password", PASSWORD)  # fmt: skip
     assert untrusted.returncode == 1 and "CERTIFICATE_VERIFY_FAILED" in untrusted.stderr
+
+
+def test_the_console_works_for_a_logged_in_browser(
+    standalone: StandaloneProcess, tmp_path: Path
+) -> None:
+    """Chromium: without a login the console is a 401; with the user's login (what the
+    browser's Basic prompt sends) its pages and every API call they make work."""
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import expect, sync_playwright
+
+    source = tmp_path / "in.txt"
+    source.write_text("x\n")
+    config = config_of(file_source("ui-src", source, "ui-lines"))
+    assert standalone.http.put("/connectors/ui-src/config", json=config).status_code == 201
+    executable = shutil.which("chromium")
+    assert executable, "chromium is not installed: run `make system-deps`"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable)
+        try:
+            stranger = browser.new_context(ignore_https_errors=True)
+            # the browser is asked to log in (WWW-Authenticate); without a login it gives up
+            with pytest.raises(PlaywrightError, match="ERR_INVALID_AUTH_CREDENTIALS"):
+                stranger.new_page().goto(f"{standalone.url}/ui/")
+            context = browser.new_context(
+                ignore_https_errors=True,
+                http_credentials={"username": USER, "password": PASSWORD},
+            )
+            statuses: list[int] = []
+            page = context.new_page()
+            page.on("response", lambda response: statuses.append(response.status))
+            page.goto(f"{standalone.url}/ui/")
+            row = page.locator('#connectors tr[data-connector="ui-src"] td.state .badge')
+            expect(row).to_have_text("RUNNING", timeout=30_000)
+            page.goto(f"{standalone.url}/ui/#/connectors/ui-src")
+            expect(page.locator("#config")).to_contain_text("ui-lines", timeout=30_000)
+            assert statuses and all(code < 400 or code == 401 for code in statuses), statuses
+        finally:
+            browser.close()
 
 
 # -------------------------------------------------------------------- distributed
