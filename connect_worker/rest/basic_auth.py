@@ -96,6 +96,10 @@ class BasicAuth:
             if replay is not None:
                 await self.app(scope, replay, send)
                 return
+        if scope["type"] == "websocket":  # no handshake for a stranger
+            log.debug("websocket %s: failed authentication", scope.get("path"))
+            await send({"type": "websocket.close", "code": 1008})
+            return
         log.debug(
             "%s %s: failed authentication (%s)",
             method,

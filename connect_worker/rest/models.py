@@ -79,8 +79,13 @@ def task_status_json(status: TaskStatus) -> dict[str, Any]:
     if status.trace:
         body["trace"] = SECRETS.redact(status.trace)
     if status.details:
-        body["details"] = status.details
+        body["details"] = _redacted(status.details)
     return body
+
+
+def _redacted(details: dict[str, Any]) -> dict[str, Any]:
+    """Progress details with secret values hidden in their texts (``last.error``)."""
+    return {k: SECRETS.redact(v) if isinstance(v, str) else v for k, v in details.items()}
 
 
 def connector_status_json(status: ConnectorStatus) -> dict[str, Any]:
@@ -99,5 +104,5 @@ def connector_status_json(status: ConnectorStatus) -> dict[str, Any]:
         "type": str(status.type),
     }
     if status.details:
-        body["details"] = status.details
+        body["details"] = _redacted(status.details)
     return body

@@ -63,7 +63,11 @@ class RestUsers:
 
 def jaas_file_from_env(kafka_opts: str | None) -> Path | None:
     """The path given as ``-Djava.security.auth.login.config=PATH`` in ``KAFKA_OPTS``."""
-    for word in shlex.split(kafka_opts or ""):
+    try:
+        words = shlex.split(kafka_opts or "")
+    except ValueError:  # an unbalanced quote: read it as the JVM's launcher splits, on spaces
+        words = (kafka_opts or "").split()
+    for word in words:
         if word.startswith(f"-D{JVM_PROPERTY}="):
             return Path(word.split("=", 1)[1].removeprefix("="))  # ==PATH: replace, as the JVM
     return None

@@ -207,3 +207,22 @@ def test_worker_signatures_expire() -> None:
     assert not worker_signature_valid(key, "DELETE", b"/connectors/a", b"", value, now_ms=10**9)
     assert not worker_signature_valid(key, "DELETE", b"/connectors/b", b"", value, now_ms=1_000_000)
     assert not worker_signature_valid(key, "PUT", b"/connectors/a", b"", value, now_ms=1_000_000)
+
+
+def test_a_websocket_without_credentials_is_closed(users: RestUsers) -> None:
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "websocket.connect"}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "websocket", "path": "/anything", "headers": []}
+    asyncio.run(BasicAuth(app, users, 1 << 20)(scope, receive, send))
+    assert reached == [] and sent == [{"type": "websocket.close", "code": 1008}]
