@@ -32,6 +32,9 @@ from connectors.api import PluginConfig
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+#: ``ssl.*`` keys only a server reads (the REST listener's fallback, Connect's rule);
+#: Kafka's clients ignore them, so they are not passed to the worker's clients.
+SERVER_ONLY_SSL_KEYS = frozenset({"ssl.client.auth"})
 BASIC_AUTH_EXTENSION = (
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 )
@@ -260,7 +263,8 @@ class WorkerConfig(PluginConfig):
         return {
             k: v
             for k, v in self._props.items()
-            if k == "security.protocol" or k.startswith(("ssl.", "sasl."))
+            if (k == "security.protocol" or k.startswith(("ssl.", "sasl.")))
+            and k not in SERVER_ONLY_SSL_KEYS
         }
 
     def admin_client_props(self) -> dict[str, str]:

@@ -91,3 +91,10 @@ def test_rest_advertised_listener_picks_the_scheme() -> None:
         DistributedConfig.from_properties(
             {**base, "listeners": "http://127.0.0.1:8083", "rest.advertised.listener": "https"}
         )
+
+
+def test_the_rest_listeners_client_auth_is_not_a_kafka_client_key() -> None:
+    config = WorkerConfig.from_properties(
+        {"ssl.client.auth": "required", "ssl.truststore.location": "/ca.pem"}
+    )
+    assert config.client_security_props() == {"ssl.truststore.location": "/ca.pem"}
