@@ -39,17 +39,15 @@ LINE = "x" * 99  # 100 bytes with its newline
 
 
 def _cluster(root: Path, broker: BrokerProcess, group: str, count: int) -> list[DistributedProcess]:
+    settings: dict[str, Any] = {
+        "session.timeout.ms": str(SESSION_TIMEOUT_MS),
+        "heartbeat.interval.ms": "1000",
+        "scheduled.rebalance.max.delay.ms": str(DELAY_MS),
+        "offset.flush.interval.ms": "1000",
+    }
     workers = [
         DistributedProcess(
-            root / f"{group}-{i}",
-            bootstrap=broker.bootstrap,
-            group_id=group,
-            **{
-                "session.timeout.ms": str(SESSION_TIMEOUT_MS),
-                "heartbeat.interval.ms": "1000",
-                "scheduled.rebalance.max.delay.ms": str(DELAY_MS),
-                "offset.flush.interval.ms": "1000",
-            },
+            root / f"{group}-{i}", bootstrap=broker.bootstrap, group_id=group, **settings
         )
         for i in range(count)
     ]

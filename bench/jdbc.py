@@ -253,9 +253,9 @@ def two_workers(workdir: Path, server: PostgresServer, broker: BrokerProcess, sr
                 count: int) -> float:
     """Seconds end to end with the source and the sink in two ``sluice standalone`` processes."""
     dst = server.create_database("dst")
+    settings: dict[str, Any] = {"bootstrap.servers": broker.bootstrap, **CONVERTERS}
     workers = [
-        StandaloneProcess(workdir / name, flush_interval_ms=5000,
-                          **{"bootstrap.servers": broker.bootstrap, **CONVERTERS})
+        StandaloneProcess(workdir / name, flush_interval_ms=5000, **settings)
         for name in ("source-worker", "sink-worker")
     ]
     try:

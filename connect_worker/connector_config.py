@@ -28,10 +28,13 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from connect_worker.security.redaction import SECRETS
 from connectors.api import ConfigError, PluginConfig, key_info
 from connectors.api.config import (
     HIDDEN,
+    URL_PASSWORD,
     error_problem,
+    hide_url_passwords,
     is_secret_annotation,
     is_secret_key,
 )
@@ -373,7 +376,8 @@ def mask_secrets(props: Mapping[str, str], registry: PluginRegistry | None) -> d
     Secret: a ``SecretStr`` field of the connector's, a transform's or a
     predicate's model (when the registry resolves them), or a key whose name
     says so. A value that is only a config-provider reference (``${file:...}``)
-    is not a secret and stays visible.
+    is not a secret and stays visible. In any other value, the password of a
+    ``scheme://user:password@`` URL is hidden (``connection.url``).
     """
     secret = _declared_secrets(props, registry) if registry is not None else set()
     masked = {}
@@ -383,8 +387,27 @@ def mask_secrets(props: Mapping[str, str], registry: PluginRegistry | None) -> d
         ):
             masked[key] = HIDDEN
         else:
-            masked[key] = value
+            masked[key] = hide_url_passwords(value)
     return masked
+
+
+_JAAS_PASSWORD = re.compile(r'password\s*=\s*"((?:[^"\\]|\\.)*)"|password\s*=\s*([^\s;"]+)')
+
+
+def remember_secrets(props: Mapping[str, str], registry: PluginRegistry | None) -> None:
+    """Tell :data:`~connect_worker.security.redaction.SECRETS` the secret values of
+    ``props`` (the keys :func:`mask_secrets` hides, the passwords inside their JAAS
+    lines and any URL's password), so that no log line or trace shows them."""
+    secret = _declared_secrets(props, registry) if registry is not None else set()
+    values = []
+    for key, value in props.items():
+        if not value:
+            continue
+        if (key in secret or is_secret_key(key)) and not _WHOLE_REFERENCE.fullmatch(value):
+            values.append(value)
+            values += [a or b for a, b in _JAAS_PASSWORD.findall(value)]
+        values += [m.group(2) for m in URL_PASSWORD.finditer(value)]
+    SECRETS.add(values)
 
 
 def _declared_secrets(props: Mapping[str, str], registry: PluginRegistry) -> set[str]:

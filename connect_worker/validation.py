@@ -40,9 +40,12 @@ from connect_worker.connector_config import (
     comma_list,
     field_errors,
     is_secret_key,
+    remember_secrets,
     subconfig,
 )
+from connect_worker.security.redaction import SECRETS
 from connectors.api import ConfigError, Connector, PluginConfig, SinkConnector, SourceConnector
+from connectors.api.config import hide_url_passwords
 
 if TYPE_CHECKING:
     from connect_worker.plugins import PluginRegistry
@@ -75,6 +78,7 @@ class ValidationResult:
         return [f"{key}: {p}" for key, problems in self.errors.items() for p in problems]
 
     def add(self, key: str, problem: str) -> None:
+        problem = SECRETS.redact(problem)  # a check() may quote a connection string
         problems = self.errors.setdefault(key, [])
         if problem not in problems:
             problems.append(problem)
@@ -113,8 +117,10 @@ def validate_connector_config(
     """
     result = ValidationResult()
     shown = dict(props)
+    remember_secrets(props, registry)  # no log line nor trace will show them
     try:
         values = _resolved(props, providers, result)
+        remember_secrets(values, registry)
         _validate(registry, values, shown, result)
         if check and result.ok and result.connector_class is not None:
             for key, problem in connectivity_problems(result.connector_class, values):
@@ -314,6 +320,8 @@ class _Section:
             raw = definition["default_value"]
         elif definition["type"] == "PASSWORD" or is_secret_key(key):
             raw = HIDDEN
+        elif isinstance(raw, str):
+            raw = hide_url_passwords(raw)
         self.result.configs.append({
             "definition": definition,
             "value": {"name": key, "value": raw, "recommended_values": recommended,

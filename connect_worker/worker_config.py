@@ -32,6 +32,12 @@ from connectors.api import PluginConfig
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+#: ``ssl.*`` keys only a server reads (the REST listener's fallback, Connect's rule);
+#: Kafka's clients ignore them, so they are not passed to the worker's clients.
+SERVER_ONLY_SSL_KEYS = frozenset({"ssl.client.auth"})
+BASIC_AUTH_EXTENSION = (
+    "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
+)
 
 
 class WorkerConfig(PluginConfig):
@@ -46,8 +52,23 @@ class WorkerConfig(PluginConfig):
     listeners: CommaList = Field(
         default_factory=lambda: ["http://127.0.0.1:8083"],
         alias="listeners",
-        description="REST API listeners as http://host:port (comma-separated); the first "
-        "one is served.",
+        description="REST API listeners as http://host:port or https://host:port "
+        "(comma-separated; each one is served). https takes listeners.https.ssl.* keys, "
+        "else the worker's ssl.* keys (docs/security.md).",
+    )
+    rest_extension_classes: CommaList = Field(
+        default_factory=list,
+        alias="rest.extension.classes",
+        description="REST extensions: Kafka Connect's org.apache.kafka.connect.rest.basic."
+        "auth.extension.BasicAuthSecurityRestExtension (basic authentication, users from "
+        "the JAAS file) is the one known.",
+    )
+    rest_basic_auth_jaas_config: Path | None = Field(
+        None,
+        alias="rest.basic.auth.jaas.config",
+        description="Path of the JAAS file whose KafkaConnect section names the REST users "
+        "file (Kafka Connect reads -Djava.security.auth.login.config; Sluice also reads "
+        "that from $KAFKA_OPTS when this is unset).",
     )
     rest_request_max_bytes: int = Field(
         1 << 20,
@@ -201,8 +222,24 @@ class WorkerConfig(PluginConfig):
             except ValueError:
                 port = None
             if parts.scheme not in ("http", "https") or not parts.hostname or port is None:
-                raise ValueError(f"{url!r} is not http://host:port")
+                raise ValueError(f"{url!r} is not http://host:port or https://host:port")
         return value
+
+    @field_validator("rest_extension_classes")
+    @classmethod
+    def _known_extensions(cls, value: list[str]) -> list[str]:
+        unknown = [name for name in value if name != BASIC_AUTH_EXTENSION]
+        if unknown:
+            raise ValueError(
+                f"{', '.join(unknown)}: not a REST extension Sluice has (only "
+                f"{BASIC_AUTH_EXTENSION})"
+            )
+        return value
+
+    @property
+    def rest_basic_auth(self) -> bool:
+        """Whether the REST API asks for basic authentication (Connect's extension named)."""
+        return BASIC_AUTH_EXTENSION in self.rest_extension_classes
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> Self:
@@ -226,8 +263,13 @@ class WorkerConfig(PluginConfig):
         return {
             k: v
             for k, v in self._props.items()
-            if k == "security.protocol" or k.startswith(("ssl.", "sasl."))
+            if (k == "security.protocol" or k.startswith(("ssl.", "sasl.")))
+            and k not in SERVER_ONLY_SSL_KEYS
         }
+
+    def admin_client_props(self) -> dict[str, str]:
+        """The worker's own admin client's keys: the security keys, then ``admin.*``."""
+        return {**self.client_security_props(), **self.converter_props("admin")}
 
     def converter_props(self, prefix: str) -> dict[str, str]:
         """The ``<prefix>.*`` properties (e.g. ``key.converter``), prefix stripped."""
@@ -237,9 +279,17 @@ class WorkerConfig(PluginConfig):
     @property
     def rest_listener(self) -> tuple[str, str, int]:
         """(scheme, host, port) of the first listener."""
-        parts = urlsplit(self.listeners[0])
-        assert parts.hostname is not None and parts.port is not None
-        return parts.scheme, parts.hostname, parts.port
+        return self.rest_listeners[0]
+
+    @property
+    def rest_listeners(self) -> list[tuple[str, str, int]]:
+        """(scheme, host, port) of every listener."""
+        found = []
+        for url in self.listeners:
+            parts = urlsplit(url)
+            assert parts.hostname is not None and parts.port is not None
+            found.append((parts.scheme, parts.hostname, parts.port))
+        return found
 
     @property
     def status_file(self) -> Path:

@@ -12,17 +12,26 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from harness.broker_process import free_port
-from harness.standalone_process import StandaloneProcess
+from harness.standalone_process import StandaloneProcess, rest_client
 
 
 class DistributedProcess(StandaloneProcess):
     """One ``sluice distributed`` process; the REST helpers are the standalone ones."""
 
-    def __init__(self, root: Path, *, bootstrap: str, group_id: str, **extra: str) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        bootstrap: str,
+        group_id: str,
+        scheme: str = "http",
+        cacert: Path | None = None,
+        auth: tuple[str, str] | None = None,
+        **extra: str,
+    ) -> None:
         self.root = root
+        self.scheme = scheme
         self.pipelines = root / "pipelines"
         self.pipelines.mkdir(parents=True, exist_ok=True)
         self.rest_port = free_port()
@@ -32,7 +41,7 @@ class DistributedProcess(StandaloneProcess):
         settings = {
             "bootstrap.servers": bootstrap,
             "group.id": group_id,
-            "listeners": f"http://127.0.0.1:{self.rest_port}",
+            "listeners": f"{scheme}://127.0.0.1:{self.rest_port}",
             "pipelines.dir": str(self.pipelines),
             "config.storage.topic": f"{group_id}-configs",
             "offset.storage.topic": f"{group_id}-offsets",
@@ -47,7 +56,7 @@ class DistributedProcess(StandaloneProcess):
         self.worker_properties.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         self.log_path = root / "worker.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self.http = httpx.Client(base_url=self.url, timeout=30)
+        self.http = rest_client(self.url, cacert, auth)
 
     @property
     def bootstrap(self) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -34,18 +35,43 @@ def wait_for_rest(check: Callable[[], T], what: str, timeout_s: float = WAIT_S) 
     return wait_for(check, what, timeout_s, retry_on=REST_NOT_YET)
 
 
-class StandaloneProcess:
-    """One ``sluice standalone`` process with everything under ``root``."""
+def rest_client(
+    url: str, cacert: Path | None = None, auth: tuple[str, str] | None = None
+) -> httpx.Client:
+    """An httpx client for a worker's REST API (``cacert``: trust it for https)."""
+    verify: Any = ssl.create_default_context(cafile=str(cacert)) if cacert else True
+    return httpx.Client(base_url=url, timeout=30, verify=verify, auth=auth)
 
-    def __init__(self, root: Path, *, flush_interval_ms: int = 1000, **extra: str) -> None:
+
+class StandaloneProcess:
+    """One ``sluice standalone`` process with everything under ``root``.
+
+    ``scheme="https"`` serves the REST API over TLS (the caller gives the
+    ``listeners.https.ssl.*`` keys); ``cacert`` and ``auth`` are what
+    :attr:`http` trusts and logs in with.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        flush_interval_ms: int = 1000,
+        scheme: str = "http",
+        cacert: Path | None = None,
+        auth: tuple[str, str] | None = None,
+        log_level: str = "info",
+        **extra: str,
+    ) -> None:
         self.root = root
+        self.scheme = scheme
+        self.log_level = log_level
         self.pipelines = root / "pipelines"
         self.pipelines.mkdir(parents=True, exist_ok=True)
         self.broker_port = free_port()
         self.rest_port = free_port()
         self.worker_properties = root / "worker.properties"
         settings = {
-            "listeners": f"http://127.0.0.1:{self.rest_port}",
+            "listeners": f"{scheme}://127.0.0.1:{self.rest_port}",
             "pipelines.dir": str(self.pipelines),
             "embedded.broker.listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port}",
             "embedded.broker.log.dirs": str(root / "log"),
@@ -57,11 +83,11 @@ class StandaloneProcess:
         self.worker_properties.write_text("".join(f"{k}={v}\n" for k, v in settings.items()))
         self.log_path = root / "worker.log"
         self.process: subprocess.Popen[bytes] | None = None
-        self.http = httpx.Client(base_url=self.url, timeout=30)
+        self.http = rest_client(self.url, cacert, auth)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.rest_port}"
+        return f"{self.scheme}://127.0.0.1:{self.rest_port}"
 
     @property
     def bootstrap(self) -> str:
@@ -69,7 +95,8 @@ class StandaloneProcess:
 
     def launch(self, *connector_files: Path) -> StandaloneProcess:
         """Start the process without waiting for it to be ready (see :meth:`start`)."""
-        command = [sys.executable, "-m", "connect_worker.cli", "standalone"]
+        command = [sys.executable, "-m", "connect_worker.cli", "--log-level", self.log_level]
+        command.append("standalone")
         command += [str(self.worker_properties), *map(str, connector_files)]
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(

@@ -19,14 +19,8 @@ import threading
 from pathlib import Path
 
 from connect_worker import console
-from connect_worker.cli.standalone import (
-    RestServer,
-    StartupError,
-    _quietly,
-    freeze_startup_objects,
-    kafka_cluster_id,
-    start_rest,
-)
+from connect_worker.cli.rest_server import RestServer, StartupError, rest_urls, start_rest
+from connect_worker.cli.standalone import _quietly, freeze_startup_objects, kafka_cluster_id
 from connect_worker.herder.distributed import DistributedHerder
 from connect_worker.herder.distributed_config import DistributedConfig
 from connect_worker.log_context import use_json_lines
@@ -82,27 +76,26 @@ def _start_all(running: contextlib.ExitStack, config: DistributedConfig) -> Rest
     except Exception as exc:
         raise StartupError(f"the worker could not start: {exc}") from exc
     watcher = PipelineWatcher(config.pipelines_dir, herder)
-    probe = LogProbe(bootstrap, config.converter_props("admin"))
+    probe = LogProbe(bootstrap, config.admin_client_props())
     running.callback(_quietly, probe.close, "health probe")
     attach(
         app,
         herder,
         registry,
-        kafka_cluster_id=kafka_cluster_id(bootstrap),
+        kafka_cluster_id=kafka_cluster_id(bootstrap, config.admin_client_props()),
         pipeline_files=watcher.pipeline_file,
         log_check=probe.problem,
     )
     sources = console.connect(
         app,
         bootstrap=bootstrap,
-        client_props=config.converter_props("admin"),
+        client_props=config.admin_client_props(),
         pipelines_dir=Path(config.pipelines_dir),
         worker_props=config.props,
     )
     running.callback(_quietly, sources.close, "console")
     running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
-    _, host, port = config.rest_listener
-    log.info("REST API on http://%s:%d, advertised as %s", host, port, config.advertised_url)
+    log.info("REST API on %s, advertised as %s", rest_urls(config), config.advertised_url)
     watcher.start()
     running.callback(_quietly, watcher.stop, "watcher")
     return rest

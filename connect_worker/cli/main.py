@@ -33,6 +33,7 @@ from connect_worker.cli import cluster_commands, log_commands, rest_client_comma
 from connect_worker.cli.broker import BrokerConfigError, run_broker_command
 from connect_worker.log_context import TEXT_FORMAT, install_filter
 from connect_worker.properties import PropertiesError
+from connect_worker.security.redaction import install_redaction
 from log_engine.client.errors import KafkaError
 from log_engine.errors import LogDirLockedError
 
@@ -46,6 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=getattr(logging, args.log_level.upper()), format=TEXT_FORMAT, stream=sys.stderr
     )
     install_filter()
+    install_redaction()  # no secret of a config in any log line
     try:
         return int(args.run(args) or 0)
     except (PropertiesError, BrokerConfigError, LogDirLockedError) as exc:

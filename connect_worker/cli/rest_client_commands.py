@@ -4,7 +4,10 @@
   pause NAME | resume NAME | stop NAME | restart NAME [--include-tasks] [--only-failed]``
 - ``sluice plugins list [--all]``
 
-each with ``--url`` (default ``http://127.0.0.1:8083``, or ``$SLUICE_URL``), and
+each with ``--url`` (default ``http://127.0.0.1:8083``, or ``$SLUICE_URL``);
+``--user``/``--password`` (or ``$SLUICE_USER``/``$SLUICE_PASSWORD``; asked on the
+terminal when only the user is given) for a worker behind basic authentication;
+``--cacert`` (or ``$SLUICE_CACERT``) names the CA file to trust for ``https://``; and
 
 - ``sluice validate connector.properties``: offline, no worker needed. Parses
   the file, validates it against the connector's config model, then runs the
@@ -15,9 +18,11 @@ each with ``--url`` (default ``http://127.0.0.1:8083``, or ``$SLUICE_URL``), and
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 import logging
 import os
+import ssl
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -38,11 +43,21 @@ class CommandError(Exception):
 
 
 class RestClient:
-    """A few lines over httpx that turn Kafka Connect's error body into CommandError."""
+    """A few lines over httpx that turn Kafka Connect's error body into CommandError.
 
-    def __init__(self, url: str) -> None:
+    ``auth``: (user, password) for basic authentication; ``cacert``: a PEM file of
+    the CAs to trust for ``https://`` (default: the system's).
+    """
+
+    def __init__(
+        self, url: str, *, auth: tuple[str, str] | None = None, cacert: Path | None = None
+    ) -> None:
         self.url = url.rstrip("/")
-        self._http = httpx.Client(base_url=self.url, timeout=_TIMEOUT_S)
+        try:
+            verify: Any = ssl.create_default_context(cafile=str(cacert)) if cacert else True
+        except (OSError, ssl.SSLError) as exc:
+            raise CommandError(f"--cacert {cacert}: {exc}") from None
+        self._http = httpx.Client(base_url=self.url, timeout=_TIMEOUT_S, auth=auth, verify=verify)
 
     def call(
         self, method: str, path: str, *, params: Any = None, body: Any = None
@@ -58,6 +73,9 @@ class RestClient:
             decoded = response.text
         if response.status_code >= 400:
             message = decoded.get("message") if isinstance(decoded, dict) else decoded
+            if response.status_code == 401:
+                message = f"{message or 'Unauthorized'} (give --user/--password or "
+                message += "$SLUICE_USER/$SLUICE_PASSWORD)"
             raise CommandError(f"{response.status_code}: {message or response.reason_phrase}")
         return response.status_code, decoded
 
@@ -78,6 +96,7 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
         help=f"the worker's REST URL (default {DEFAULT_URL}, or $SLUICE_URL)",
     )
     common.add_argument("--json", action="store_true", help="print the API's JSON as is")
+    add_rest_access_options(common)
     _add_connectors(commands, common)
     plugins = commands.add_parser("plugins", help="list a worker's plugins")
     plugin_actions = plugins.add_subparsers(required=True, metavar="ACTION")
@@ -125,6 +144,40 @@ def _add_connectors(
     restart.set_defaults(run=_client(_restart))
 
 
+def add_rest_access_options(parser: argparse.ArgumentParser) -> None:
+    """``--user``, ``--password``, ``--cacert``: how to reach a secured worker."""
+    parser.add_argument(
+        "--user",
+        default=os.environ.get("SLUICE_USER"),
+        help="user for the worker's basic authentication (or $SLUICE_USER)",
+    )
+    parser.add_argument(
+        "--password",
+        default=os.environ.get("SLUICE_PASSWORD"),
+        help="its password (or $SLUICE_PASSWORD, which other users cannot see in ps; "
+        "asked on the terminal when neither is given)",
+    )
+    parser.add_argument(
+        "--cacert",
+        type=Path,
+        default=os.environ.get("SLUICE_CACERT") or None,
+        help="PEM file of the CAs to trust for an https:// worker (or $SLUICE_CACERT)",
+    )
+
+
+def rest_client(args: argparse.Namespace) -> RestClient:
+    """The client for ``--url`` with the access options of :func:`add_rest_access_options`."""
+    auth = None
+    if args.user:
+        password = args.password
+        if password is None:
+            if not sys.stdin.isatty():
+                raise CommandError("--user needs --password or $SLUICE_PASSWORD")
+            password = getpass.getpass(f"password for {args.user}: ")
+        auth = (args.user, password)
+    return RestClient(args.url, auth=auth, cacert=args.cacert)
+
+
 Action = Callable[[RestClient, argparse.Namespace], int | None]
 
 
@@ -132,7 +185,11 @@ def _client(action: Action) -> Callable[[argparse.Namespace], int]:
     def run(args: argparse.Namespace) -> int:
         if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
             logging.getLogger("httpx").setLevel(logging.WARNING)  # one INFO line per request
-        client = RestClient(args.url)
+        try:
+            client = rest_client(args)
+        except CommandError as exc:
+            print(f"sluice: {exc}", file=sys.stderr)
+            return 1
         try:
             return int(action(client, args) or 0)
         except CommandError as exc:

@@ -36,23 +36,20 @@ import contextlib
 import gc
 import logging
 import signal
-import socket
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
-
-import uvicorn
 
 from connect_worker import console
 from connect_worker.cli.broker import EmbeddedBroker
+from connect_worker.cli.rest_server import RestServer, StartupError, rest_urls, start_rest
 from connect_worker.herder.standalone import StandaloneHerder
 from connect_worker.log_context import use_json_lines
 from connect_worker.log_probe import LogProbe
 from connect_worker.plugins import PluginRegistry
 from connect_worker.properties import PropertiesError, load_properties
-from connect_worker.rest.app import attach, create_app
+from connect_worker.rest.app import attach
 from connect_worker.watch import (
     PipelineFile,
     PipelineWatcher,
@@ -64,54 +61,6 @@ from log_engine.client import SyncAdmin
 
 log = logging.getLogger(__name__)
 
-_REST_STOP_TIMEOUT_S = 10.0
-
-
-class StartupError(Exception):
-    """A part of the worker could not start; the message says which and why."""
-
-
-def bind_rest_socket(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise StartupError(f"REST API cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
-
-
-class RestServer:
-    """uvicorn serving the app on an already bound socket, on its own thread."""
-
-    def __init__(self, app: Any, sock: socket.socket) -> None:
-        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off")
-        self._server = uvicorn.Server(config)
-        self._sock = sock
-        self._thread = threading.Thread(target=self._serve, name="rest-api", daemon=True)
-
-    def _serve(self) -> None:
-        try:
-            self._server.run(sockets=[self._sock])
-        except BaseException:  # uvicorn exits the thread with SystemExit on errors
-            log.exception("the REST server stopped")
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def alive(self) -> bool:
-        return self._thread.is_alive()
-
-    def stop(self) -> None:
-        self._server.should_exit = True
-        self._thread.join(_REST_STOP_TIMEOUT_S)
-        self._sock.close()
-
-
 def _quietly(stop: Callable[[], None], what: str) -> None:
     """Run one shutdown step; a failure is logged and the next steps still run."""
     try:
@@ -120,10 +69,13 @@ def _quietly(stop: Callable[[], None], what: str) -> None:
         log.exception("stopping the %s failed", what)
 
 
-def kafka_cluster_id(bootstrap: str) -> str | None:
-    """The cluster id of an external cluster, if it answers quickly."""
+def kafka_cluster_id(bootstrap: str, client_props: Mapping[str, str] | None = None) -> str | None:
+    """The cluster id of an external cluster, if it answers quickly (``client_props``:
+    the admin client's security keys)."""
+    props = {**(client_props or {}), "bootstrap.servers": bootstrap}
+    props.setdefault("default.api.timeout.ms", "5000")
     try:
-        with SyncAdmin({"bootstrap.servers": bootstrap, "default.api.timeout.ms": "5000"}) as admin:
+        with SyncAdmin(props) as admin:
             return admin.describe_cluster().cluster_id
     except Exception as exc:
         log.warning("could not read the Kafka cluster id from %s: %s", bootstrap, exc)
@@ -172,21 +124,6 @@ def freeze_startup_objects() -> None:
     log.debug("%d startup objects excluded from garbage collection", gc.get_freeze_count())
 
 
-def start_rest(running: contextlib.ExitStack, config: WorkerConfig) -> tuple[Any, RestServer]:
-    """Bind ``listeners`` and serve at once (``/health`` answers 503 "starting" until
-    :func:`attach` gives the app its herder); ``running`` stops it."""
-    scheme, host, port = config.rest_listener
-    if scheme != "http":
-        raise StartupError(f"listeners={config.listeners[0]}: only http:// is supported")
-    sock = bind_rest_socket(host, port)
-    running.callback(_quietly, sock.close, "sock")
-    app = create_app(None, None, request_max_bytes=config.rest_request_max_bytes)
-    rest = RestServer(app, sock)
-    rest.start()
-    running.callback(_quietly, rest.stop, "rest")
-    return app, rest
-
-
 def _start_all(
     running: contextlib.ExitStack,
     worker_props: dict[str, str],
@@ -214,7 +151,7 @@ def _start_all(
         """The file defining connector ``name``; REST refuses to change it (409)."""
         return named_files.get(name) or watcher.pipeline_file(name)
 
-    probe = LogProbe(bootstrap, config.converter_props("admin"))
+    probe = LogProbe(bootstrap, config.admin_client_props())
     running.callback(_quietly, probe.close, "health probe")
     attach(
         app,
@@ -227,14 +164,13 @@ def _start_all(
     sources = console.connect(
         app,
         bootstrap=bootstrap,
-        client_props=config.converter_props("admin"),
+        client_props=config.admin_client_props(),
         pipelines_dir=Path(config.pipelines_dir),
         worker_props=worker_props,
     )
     running.callback(_quietly, sources.close, "console")
     running.callback(_quietly, rest.stop, "rest")  # stops again before the herder (idempotent)
-    _, host, port = config.rest_listener
-    log.info("REST API on http://%s:%d (OpenAPI at /docs)", host, port)
+    log.info("REST API on %s (OpenAPI at /docs)", rest_urls(config))
     watcher.start()
     running.callback(_quietly, watcher.stop, "watcher")
     return rest
@@ -247,7 +183,7 @@ def _start_broker(
     if config.bootstrap_servers:
         servers = config.bootstrap_servers
         bootstrap = servers if isinstance(servers, str) else ",".join(servers)
-        return bootstrap, kafka_cluster_id(bootstrap)
+        return bootstrap, kafka_cluster_id(bootstrap, config.admin_client_props())
     broker = EmbeddedBroker.from_worker_properties(worker_props, config)
     try:
         bootstrap = broker.start()

@@ -181,6 +181,11 @@ class Herder(ABC):
         standalone workers require nothing."""
         return None
 
+    def verify_worker_request(self, method: str, target: bytes, body: bytes, header: str) -> bool:
+        """Whether a request another worker of the cluster signed for itself is genuine
+        (distributed mode; ``target`` is the path and query as sent). Standalone: never."""
+        return False
+
     def worker_metrics(self) -> WorkerMetrics | None:
         """What this worker's runtime measures (``GET /metrics``); None when not measured."""
         return None

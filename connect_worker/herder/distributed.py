@@ -42,7 +42,11 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from connect_worker.config_providers import providers_from_worker_config, resolve_references
-from connect_worker.connector_config import connector_name_problem, mask_secrets
+from connect_worker.connector_config import (
+    connector_name_problem,
+    mask_secrets,
+    remember_secrets,
+)
 from connect_worker.distributed.membership import ConfigState, WorkerGroupMember
 from connect_worker.distributed.protocol import ConnectAssignment, ConnectProtocol
 from connect_worker.herder.api import (
@@ -57,13 +61,19 @@ from connect_worker.herder.api import (
 )
 from connect_worker.herder.connector_offsets import ConnectorOffsets
 from connect_worker.herder.control_thread import ControlThread, ControlThreadStopped
-from connect_worker.herder.forwarding import RebalanceInProgressError, forward
-from connect_worker.herder.request_signing import key_expired, new_session_key, verify
+from connect_worker.herder.forwarding import Forwarder, RebalanceInProgressError
+from connect_worker.herder.request_signing import (
+    key_expired,
+    new_session_key,
+    verify,
+    worker_signature_valid,
+)
 from connect_worker.plugins import UnknownPluginError
 from connect_worker.runtime.connector_instance import connector_type
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import TaskId
 from connect_worker.runtime.worker import Worker
+from connect_worker.security.rest_tls import RestTlsSettings
 from connect_worker.states import ConnectorType, State, TargetState
 from connect_worker.storage.config_records import RestartRequest, SessionKey
 from connect_worker.storage.config_topic import ConfigSnapshot, ConfigTopicStore
@@ -118,6 +128,9 @@ class DistributedHerder(Herder):
         self._worker = Worker(self._worker_id, registry, settings, self._offsets, self)
         self._offset_admin = ConnectorOffsets(self._offsets, self._worker.topics.admin)
         self._control = ControlThread("herder")
+        self._forward = Forwarder(
+            RestTlsSettings(config.props), lambda: self._configs.snapshot().session_key
+        )
         self._member = WorkerGroupMember(
             config.group,
             rest_url=config.advertised_url,
@@ -278,13 +291,13 @@ class DistributedHerder(Herder):
         if leader is not None:
             if allow_replace:
                 existed = self._configs_has(name)
-                forward("PUT", leader, f"/connectors/{name}/config", config)
+                self._forward("PUT", leader, f"/connectors/{name}/config", config)
                 created = not existed
             else:
                 body = {"name": name, "config": config}
                 if initial_state is not TargetState.RUNNING:
                     body["initial_state"] = initial_state.value  # type: ignore[assignment]
-                forward("POST", leader, "/connectors", body)
+                self._forward("POST", leader, "/connectors", body)
                 created = True
             self._failed.pop(name, None)
             self._configs.refresh()
@@ -318,7 +331,7 @@ class DistributedHerder(Herder):
             return
         leader = self._leader_url()
         if leader is not None:
-            forward("DELETE", leader, f"/connectors/{name}")
+            self._forward("DELETE", leader, f"/connectors/{name}")
             self._configs.refresh()
             return
         self._config_of(self._configs.snapshot(), name)
@@ -328,7 +341,7 @@ class DistributedHerder(Herder):
         leader = self._leader_url()
         if leader is not None:
             verb = {TargetState.PAUSED: "pause", TargetState.RUNNING: "resume"}
-            forward("PUT", leader, f"/connectors/{name}/{verb.get(state, 'stop')}")
+            self._forward("PUT", leader, f"/connectors/{name}/{verb.get(state, 'stop')}")
             self._configs.refresh()
             return
         self._config_of(self._configs.snapshot(), name)
@@ -341,7 +354,7 @@ class DistributedHerder(Herder):
     ) -> ConnectorStatus:
         leader = self._leader_url()
         if leader is not None:
-            forward(
+            self._forward(
                 "POST", leader, f"/connectors/{name}/restart",
                 includeTasks=include_tasks, onlyFailed=only_failed,
             )  # fmt: skip
@@ -388,12 +401,15 @@ class DistributedHerder(Herder):
         if record is None or record.worker_id == self._worker_id:
             self._call(lambda: self._restart_tasks([task]))
             return
-        forward("POST", f"http://{record.worker_id}", f"/connectors/{name}/tasks/{task_id}/restart")
+        scheme = self._config.advertised_url.partition("://")[0]  # every worker's scheme
+        self._forward(
+            "POST", f"{scheme}://{record.worker_id}", f"/connectors/{name}/tasks/{task_id}/restart"
+        )
 
     def alter_connector_offsets(self, name: str, offsets: list[dict[str, Any]]) -> None:
         leader = self._leader_url()
         if leader is not None:
-            forward("PATCH", leader, f"/connectors/{name}/offsets", {"offsets": offsets})
+            self._forward("PATCH", leader, f"/connectors/{name}/offsets", {"offsets": offsets})
             return
         self._offset_admin.alter(name, self._stopped_type(name), offsets)
         self._offsets.flush()
@@ -401,7 +417,7 @@ class DistributedHerder(Herder):
     def reset_connector_offsets(self, name: str) -> None:
         leader = self._leader_url()
         if leader is not None:
-            forward("DELETE", leader, f"/connectors/{name}/offsets")
+            self._forward("DELETE", leader, f"/connectors/{name}/offsets")
             return
         self._offset_admin.reset(name, self._stopped_type(name))
         self._offsets.flush()
@@ -412,7 +428,7 @@ class DistributedHerder(Herder):
         leader = self._leader_url()
         if leader is not None:
             key = self._configs.snapshot().session_key if self._sessioned() else None
-            forward(
+            self._forward(
                 "POST", leader, f"/connectors/{name}/tasks", configs,
                 signing_key=key, signing_algorithm=self._config.inter_worker_signature_algorithm,
             )  # fmt: skip
@@ -425,6 +441,12 @@ class DistributedHerder(Herder):
         if self._sessioned():
             key = self._configs.snapshot().session_key
             verify(key, body, headers, self._config.verification_algorithms)
+
+    def verify_worker_request(self, method: str, target: bytes, body: bytes, header: str) -> bool:
+        """A request another worker of this group signed for itself (see
+        :mod:`.request_signing`): valid under the current session key."""
+        key = self._configs.snapshot().session_key
+        return worker_signature_valid(key, method, target, body, header)
 
     def _sessioned(self) -> bool:
         return self._member.protocol is ConnectProtocol.SESSIONED
@@ -743,7 +765,9 @@ class DistributedHerder(Herder):
 
     def _resolved(self, name: str, config: dict[str, str]) -> dict[str, str] | None:
         try:
-            return resolve_references(config, self._providers)
+            resolved = resolve_references(config, self._providers)
+            remember_secrets(resolved, self._registry)
+            return resolved
         except Exception as exc:
             self._fail(name, exc)
             return None

@@ -91,7 +91,8 @@ class DistributedConfig(WorkerConfig):
     )  # fmt: skip
     rest_advertised_listener: str | None = Field(
         None, alias="rest.advertised.listener",
-        description="Scheme other workers use (http; default: the listener's)",
+        description="Scheme other workers use, http or https: the first listener of that "
+        "scheme is advertised (default: the first listener)",
     )  # fmt: skip
 
     @model_validator(mode="after")
@@ -127,6 +128,12 @@ class DistributedConfig(WorkerConfig):
         if not str(props.get("bootstrap.servers", "")).strip():
             raise ConfigError("bootstrap.servers: required in distributed mode")
         config = super().from_properties(props)
+        wanted = config.rest_advertised_listener
+        if wanted is not None and wanted.lower() not in {s for s, _, _ in config.rest_listeners}:
+            raise ConfigError(
+                f"rest.advertised.listener: {wanted!r} names no listener's scheme "
+                f"(listeners={','.join(config.listeners)})"
+            )
         try:
             config._group = GroupSettings.from_mapping(props)
         except ValidationError as exc:
@@ -148,7 +155,11 @@ class DistributedConfig(WorkerConfig):
     def advertised_url(self) -> str:
         """``scheme://host:port/`` other workers forward requests to."""
         scheme, host, port = self.rest_listener
-        scheme = self.rest_advertised_listener or scheme
+        if self.rest_advertised_listener is not None:
+            wanted = self.rest_advertised_listener.lower()
+            scheme, host, port = next(
+                listener for listener in self.rest_listeners if listener[0] == wanted
+            )
         host = self.rest_advertised_host_name or host
         return f"{scheme}://{host}:{self.rest_advertised_port or port}/"
 

@@ -88,3 +88,50 @@ def verify(
     expected = signature_headers(key, body, algorithm)[SIGNATURE_HEADER]
     if not hmac.compare_digest(expected, given):
         raise ForbiddenError("Internal request contained invalid signature.")
+
+
+# -- requests a worker makes on its own behalf ---------------------------------------------
+#
+# With the REST API behind basic authentication, a request a follower forwards for
+# a user carries that user's ``Authorization`` header, as in Kafka Connect. A worker
+# also writes on its own behalf (its pipeline watcher's files, forwarded to the
+# leader) and has no user's credentials then: it signs the request instead, under
+# the same session key, over the method, the path with its query, a timestamp and
+# the body, so that a signature fits one request only and for a few minutes.
+
+WORKER_SIGNATURE_HEADER = "X-Sluice-Worker-Authorization"
+#: A signed worker request older (or newer) than this is refused.
+WORKER_SIGNATURE_MAX_AGE_MS = 5 * 60 * 1000
+
+
+def _worker_digest(key: SessionKey, stamp_ms: int, method: str, target: bytes, body: bytes) -> str:
+    message = f"{stamp_ms}\n{method.upper()}\n".encode() + target + b"\n" + body
+    return base64.b64encode(hmac.new(key.key, message, hashlib.sha256).digest()).decode()
+
+
+def worker_signature_header(
+    key: SessionKey, method: str, target: bytes, body: bytes, now_ms: int | None = None
+) -> dict[str, str]:
+    """The header signing one request (``target``: the path and query as sent)."""
+    stamp_ms = int(time.time() * 1000) if now_ms is None else now_ms
+    digest = _worker_digest(key, stamp_ms, method, target, body)
+    return {WORKER_SIGNATURE_HEADER: f"{stamp_ms}:{digest}"}
+
+
+def worker_signature_valid(
+    key: SessionKey | None,
+    method: str,
+    target: bytes,
+    body: bytes,
+    header: str,
+    now_ms: int | None = None,
+) -> bool:
+    """Whether ``header`` signs exactly this request under ``key``, recently."""
+    stamp, _, given = header.partition(":")
+    if key is None or not stamp.isdigit() or not given:
+        return False
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    if abs(now - int(stamp)) > WORKER_SIGNATURE_MAX_AGE_MS:
+        return False
+    expected = _worker_digest(key, int(stamp), method, target, body)
+    return hmac.compare_digest(expected, given)

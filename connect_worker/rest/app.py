@@ -26,10 +26,12 @@ from connect_worker import console
 from connect_worker.herder.api import Herder
 from connect_worker.plugins import PluginRegistry
 from connect_worker.rest import admin, connectors, health, lifecycle, metrics, offsets, plugins
+from connect_worker.rest.basic_auth import BasicAuth
 from connect_worker.rest.body_limit import DEFAULT_MAX_BYTES, BodyLimit
 from connect_worker.rest.errors import install_error_handlers
 from connect_worker.rest.file_managed import PipelineFileLookup, no_pipeline_files
 from connect_worker.rest.health import LogCheck
+from connect_worker.security.jaas_file import RestUsers
 
 root = APIRouter(tags=["worker"])
 
@@ -42,8 +44,12 @@ def create_app(
     request_max_bytes: int = DEFAULT_MAX_BYTES,
     pipeline_files: PipelineFileLookup = no_pipeline_files,
     log_check: LogCheck | None = None,
+    basic_auth_users: RestUsers | None = None,
 ) -> FastAPI:
     """The REST application over ``herder``; ``kafka_cluster_id`` is shown by ``GET /``.
+
+    With ``basic_auth_users``, every request must authenticate as one of them
+    (:mod:`.basic_auth`), before anything else is done with it.
 
     Request bodies over ``request_max_bytes`` are refused with 413 (:mod:`.body_limit`).
     ``pipeline_files`` says which connectors pipeline files define; REST does not
@@ -73,6 +79,8 @@ def create_app(
     app.include_router(admin.router)
     console.mount(app)  # /ui: static pages over this API (connect_worker/console)
     app.add_middleware(BodyLimit, max_bytes=request_max_bytes)
+    if basic_auth_users is not None:  # added last: the outermost, it runs first
+        app.add_middleware(BasicAuth, users=basic_auth_users, max_bytes=request_max_bytes)
     return app
 
 

@@ -27,6 +27,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from connect_worker.herder.api import HerderError
 from connect_worker.plugins import UnknownPluginError
+from connect_worker.security.redaction import SECRETS
 
 log = logging.getLogger(__name__)
 
@@ -50,8 +51,9 @@ class RestError(Exception):
 def error_response(
     status: int, message: str, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    """Kafka Connect's error body."""
-    return JSONResponse({"error_code": status, "message": message}, status, headers=headers)
+    """Kafka Connect's error body, secret values hidden (see security.redaction)."""
+    body = {"error_code": status, "message": SECRETS.redact(message)}
+    return JSONResponse(body, status, headers=headers)
 
 
 def install_error_handlers(app: FastAPI) -> None:

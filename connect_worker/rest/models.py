@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from connect_worker.herder.api import ConnectorInfo, ConnectorStatus, TaskStatus
+from connect_worker.security.redaction import SECRETS
 from connect_worker.states import TargetState
 
 
@@ -76,10 +77,15 @@ def task_status_json(status: TaskStatus) -> dict[str, Any]:
         "worker_id": status.worker_id,
     }
     if status.trace:
-        body["trace"] = status.trace
+        body["trace"] = SECRETS.redact(status.trace)
     if status.details:
-        body["details"] = status.details
+        body["details"] = _redacted(status.details)
     return body
+
+
+def _redacted(details: dict[str, Any]) -> dict[str, Any]:
+    """Progress details with secret values hidden in their texts (``last.error``)."""
+    return {k: SECRETS.redact(v) if isinstance(v, str) else v for k, v in details.items()}
 
 
 def connector_status_json(status: ConnectorStatus) -> dict[str, Any]:
@@ -90,7 +96,7 @@ def connector_status_json(status: ConnectorStatus) -> dict[str, Any]:
     """
     connector: dict[str, Any] = {"state": str(status.state), "worker_id": status.worker_id}
     if status.trace:
-        connector["trace"] = status.trace
+        connector["trace"] = SECRETS.redact(status.trace)
     body: dict[str, Any] = {
         "name": status.name,
         "connector": connector,
@@ -98,5 +104,5 @@ def connector_status_json(status: ConnectorStatus) -> dict[str, Any]:
         "type": str(status.type),
     }
     if status.details:
-        body["details"] = status.details
+        body["details"] = _redacted(status.details)
     return body

@@ -88,12 +88,17 @@ def describe_errors(exc: ValidationError, model: type[BaseModel]) -> list[str]:
 
 #: How a secret's value is shown in messages and configs leaving the worker.
 HIDDEN = "[hidden]"
-#: Keys whose values are secrets whatever the plugin declares.
+#: Keys whose values are secrets whatever the plugin declares: the names say so, or
+#: Kafka types them PASSWORD (``ssl.keystore.key`` and the PEM stores' text,
+#: ``basic.auth.user.info`` of the schema registry clients), under any prefix.
 SECRET_KEY = re.compile(
     r"password|passwd|secret|credential|jaas\.config|api[._-]?key|private[._-]?key"
-    r"|(^|[._-])token($|[._-])",
+    r"|(^|[._-])token($|[._-])|keystore\.key$|keystore\.certificate\.chain$"
+    r"|truststore\.certificates$|user\.info$",
     re.IGNORECASE,
 )
+#: The password of a URL's ``user:password@`` part (group 2), in any text.
+URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^/\s:@\[\]]*:)([^/\s@]+)(@)")
 #: A bad value quoted in an error message is cut to this many characters.
 SHOWN_VALUE_MAX_CHARS = 80
 
@@ -114,10 +119,16 @@ def error_problem(error: ErrorDetails, *, secret: bool = False) -> str:
     return f"{message} (got {_shown_value(error['input'], secret)})"
 
 
+def hide_url_passwords(text: str) -> str:
+    """``text`` with the password of every ``scheme://user:password@`` replaced by
+    ``[hidden]`` (a JDBC or broker URL in a config, a message or a trace)."""
+    return URL_PASSWORD.sub(lambda m: m.group(1) + HIDDEN + m.group(3), text)
+
+
 def _shown_value(value: Any, secret: bool) -> str:
     if secret:
         return HIDDEN
-    shown = repr(value)
+    shown = hide_url_passwords(repr(value))
     if len(shown) > SHOWN_VALUE_MAX_CHARS:
         shown = shown[: SHOWN_VALUE_MAX_CHARS - 3] + "..."
     return shown
