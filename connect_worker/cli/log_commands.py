@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, TextIO
 
+from connect_worker.cli import progress
 from log_engine.client import (
     ConfigResource,
     NewTopic,
@@ -68,6 +69,11 @@ def add_commands(commands: Any) -> None:
     consume.add_argument("--print-key", action="store_true", help="print KEY<tab>VALUE")
     consume.add_argument(
         "--print-offset", action="store_true", help="print each record's partition and offset first"
+    )
+    consume.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress on stderr (default: when stderr is a terminal and stdout is not)",
     )
     consume.set_defaults(run=run_consume)
     _add_groups(commands)
@@ -242,26 +248,32 @@ def run_consume(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     consumer = SyncConsumer(config)
     printed = 0
     consumed: dict[TopicPartition, int] = {}  # what was printed, to commit exactly that
-    try:
-        _start(consumer, args)
-        for record in _records(consumer, args.timeout_ms):
-            parts = []
-            if args.print_offset:
-                parts.append(f"{record.partition}:{record.offset}")
-            if args.print_key:
-                parts.append(_text(record.key))
-            parts.append(_text(record.value))
-            print("\t".join(parts), file=out, flush=True)
-            printed += 1
-            consumed[TopicPartition(record.topic, record.partition)] = record.offset + 1
-            if args.max_messages is not None and printed >= args.max_messages:
-                break
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if args.group and consumed:
-            consumer.commit(consumed)
-        consumer.close()
+    shown = progress.counting(
+        f"consuming {args.topic}", args.max_messages,
+        enabled=progress.wanted(getattr(args, "progress", False), stdout=out),
+    )
+    with shown as advance:
+        try:
+            _start(consumer, args)
+            for record in _records(consumer, args.timeout_ms):
+                parts = []
+                if args.print_offset:
+                    parts.append(f"{record.partition}:{record.offset}")
+                if args.print_key:
+                    parts.append(_text(record.key))
+                parts.append(_text(record.value))
+                print("\t".join(parts), file=out, flush=True)
+                printed += 1
+                advance(1)
+                consumed[TopicPartition(record.topic, record.partition)] = record.offset + 1
+                if args.max_messages is not None and printed >= args.max_messages:
+                    break
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if args.group and consumed:
+                consumer.commit(consumed)
+            consumer.close()
     print(f"Processed {printed} messages.", file=sys.stderr)
     return 0
 
