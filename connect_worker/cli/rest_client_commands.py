@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import httpx
 
+from connect_worker.cli.snapshot_progress import snapshot_lines
 from connect_worker.connector_config import connector_name_problem
 from connect_worker.properties import load_properties
 
@@ -196,13 +197,19 @@ def _print_status(body: dict[str, Any]) -> None:
 
 
 def _print_details(details: dict[str, Any] | None) -> None:
-    """The progress a connector or task reports, as ``key=value`` pairs on one line."""
+    """The progress a connector or task reports, as ``key=value`` pairs on one line;
+    a CDC snapshot's as a table of its own (:mod:`.snapshot_progress`)."""
+    snapshot = snapshot_lines(details)
+    if details and snapshot:
+        details = {k: v for k, v in details.items() if k != "snapshot"}
     if details:
         pairs = (
             f"{key}={value if isinstance(value, str) else json.dumps(value)}"
             for key, value in details.items()
         )
         print(f"      {' '.join(pairs)}")
+    for line in snapshot:
+        print(f"      {line}")
 
 
 def _print_trace(trace: str | None) -> None:

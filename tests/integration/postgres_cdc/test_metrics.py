@@ -1,8 +1,11 @@
 """The CDC task's own metrics on a real worker's ``GET /metrics`` (issue 20):
-Debezium's snapshot and streaming names, and the slot's WAL lag in bytes."""
+Debezium's snapshot and streaming names, and the slot's WAL lag in bytes; the
+snapshot's progress in ``sluice connectors status``."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Callable
 
 from harness.postgres import PostgresServer
@@ -45,6 +48,16 @@ def test_snapshot_and_streaming_metrics_count_what_was_captured(
     labels = {"connector": NAME, "task": "0"}
     assert sample(samples, rows_estimated, **labels, table="public.big") == 250
     assert sample(samples, rows_estimated, **labels, table="public.small") == 3
+    # the same progress in `sluice connectors status`, from the REST status
+    status = subprocess.run(
+        [sys.executable, "-m", "connect_worker.cli", "connectors", "status", NAME,
+         "--url", worker.url], capture_output=True, text=True, timeout=60,
+    )
+    assert status.returncode == 0, status.stderr
+    lines = [line.strip() for line in status.stdout.splitlines()]
+    assert "snapshot: done, 253/253 (100%) rows" in lines
+    assert "public.big    250/250 (100%)  done" in lines
+    assert "public.small  3/3 (100%)  done" in lines
 
     with postgres.connect(pg_database) as conn:
         conn.execute("INSERT INTO big SELECT i, 'y' FROM generate_series(251, 255) i")
