@@ -3,6 +3,7 @@
 - ``sluice connectors list | status NAME | create FILE.properties | delete NAME |
   pause NAME | resume NAME | stop NAME | restart NAME [--include-tasks] [--only-failed]``
 - ``sluice plugins list [--all]``
+- ``sluice top [--interval S] [--once]`` (:mod:`connect_worker.cli.top`)
 
 each with ``--url`` (default ``http://127.0.0.1:8083``, or ``$SLUICE_URL``), and
 
@@ -80,6 +81,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     )
     common.add_argument("--json", action="store_true", help="print the API's JSON as is")
     _add_connectors(commands, common)
+    from connect_worker.cli import top  # it imports this module (CommandError)
+
+    top.add_command(commands, common, _client)
     plugins = commands.add_parser("plugins", help="list a worker's plugins")
     plugin_actions = plugins.add_subparsers(required=True, metavar="ACTION")
     listing = plugin_actions.add_parser("list", parents=[common], help="installed plugins")
