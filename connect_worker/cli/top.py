@@ -17,7 +17,8 @@ default), so they match a dashboard. Under the table, each failed task or
 connector with the line of its trace that names the error (a Python
 traceback's last). A connector with no task (failed before starting
 any) has one row with task ``-``. Without ``/metrics`` (``metrics.enabled=false``)
-the numbers are ``-``.
+the numbers are ``-``; so are those of tasks a distributed cluster runs on
+other workers (each worker serves its own tasks' metrics).
 
 ``--once`` prints a single frame to standard output (no colours when it is
 not a terminal) and exits, for scripts and tests (``--once --json``: the rows

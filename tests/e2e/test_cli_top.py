@@ -1,10 +1,16 @@
-"""``sluice top --once`` against a real worker with a running and a failed pipeline."""
+"""``sluice top`` against a real worker: ``--once`` with a running and a failed pipeline,
+and the live view redrawn on a (pseudo-)terminal until Ctrl-C."""
 
 from __future__ import annotations
 
 import json
+import os
+import pty
+import select
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from harness.standalone_process import (
@@ -64,3 +70,28 @@ def test_top_once_shows_states_rates_and_the_failure(
     failed = lines[lines.index("failed:") + 1]  # the error line of the task's trace
     assert failed.startswith("  top-bad/0: ") and "ToleranceExceededError" in failed
     assert "\x1b[" not in frame.stdout  # not a terminal: no colours
+
+
+def test_top_redraws_on_a_terminal_until_ctrl_c(worker: StandaloneProcess) -> None:
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "connect_worker.cli", "top", "--interval", "0.2",
+         "--url", worker.url], stdout=slave, stderr=slave,
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        deadline = time.monotonic() + 60
+        while seen.count(b"sluice top") < 3 and time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 1)
+            if ready:
+                seen += os.read(master, 65536)
+        assert seen.count(b"sluice top") >= 3, seen  # the first frame and two redraws
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        os.close(master)
+    assert b"\x1b[" in seen  # a terminal: drawn with colours and cursor moves
