@@ -21,8 +21,8 @@ the numbers are ``-``; so are those of tasks a distributed cluster runs on
 other workers (each worker serves its own tasks' metrics).
 
 ``--once`` prints a single frame to standard output (no colours when it is
-not a terminal) and exits, for scripts and tests (``--once --json``: the rows
-as JSON); otherwise the view is redrawn every ``--interval`` seconds until
+not a terminal) and exits, for scripts and tests (``--json``: the rows as
+JSON, one frame); otherwise the view is redrawn every ``--interval`` seconds until
 Ctrl-C.
 """
 
@@ -111,7 +111,7 @@ def run_top(client: Any, args: argparse.Namespace, out: TextIO | None = None) ->
     def fetch(path: str) -> Any:
         return client.call("GET", path)[1]
 
-    if args.once and args.json:
+    if args.json:  # a JSON document per frame would not be a view: one frame, as --once
         frame = read_frame(fetch, client.url)
         print(json.dumps([asdict(row) for row in frame.rows], indent=2), file=out)
         return 0
