@@ -33,6 +33,7 @@ from typing import Any
 import psycopg
 
 from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from connectors.api.metrics import NO_METRICS
 from connectors.postgres_cdc import catalog, preflight
 from connectors.postgres_cdc.catalog import TableInfo, split_name
 from connectors.postgres_cdc.config import PostgresCdcConfig
@@ -87,7 +88,7 @@ class PostgresCdcTask(SourceTask):
         self._next_heartbeat = 0.0
         self._tables: list[str] = []
         self._final_progress: dict[str, Any] | None = None
-        self._cdc_metrics: CdcMetrics | None = None
+        self._cdc_metrics = CdcMetrics(NO_METRICS, "")  # the task's own, from start() on
         self._next_lag_probe = 0.0
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -190,8 +191,7 @@ class PostgresCdcTask(SourceTask):
         )
         snapshot.begin()  # imports the exported snapshot before the stream is used again
         self._snapshot = snapshot
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.snapshot_began([(n, i.estimated_rows) for n, i in infos])
+        self._cdc_metrics.snapshot_began([(n, i.estimated_rows) for n, i in infos])
         self._rows = snapshot.rows()
         self._phase = "snapshot"
         log.info("snapshot of %d table(s) at %s", len(infos), format_lsn(self._snapshot_lsn))
@@ -216,8 +216,7 @@ class PostgresCdcTask(SourceTask):
         )
         stream.start(config.slot_name, config.publication_name)
         self._phase = "streaming"
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.connected(True)
+        self._cdc_metrics.connected(True)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -239,8 +238,7 @@ class PostgresCdcTask(SourceTask):
             self._close_quietly(self._meta.close)
             self._meta = None
         self._phase = "stopped"
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.stopped()
+        self._cdc_metrics.stopped()
 
     def _drop_slot(self, slot: str) -> None:
         assert self._meta is not None
@@ -291,8 +289,7 @@ class PostgresCdcTask(SourceTask):
             self._close_quietly(self._stream.close)
         self._stream = None
         self._phase = "reconnecting"
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.connected(False)
+        self._cdc_metrics.connected(False)
 
     def _probe_wal_lag(self) -> None:
         """At most once per WAL_LAG_PROBE_INTERVAL_S: the slot's lag behind the server's WAL.
@@ -300,8 +297,8 @@ class PostgresCdcTask(SourceTask):
         A failed probe is only logged: the stream's own reads notice a broken server.
         """
         now = time.monotonic()
-        meta, config, metrics = self._meta, self._config, self._cdc_metrics
-        if now < self._next_lag_probe or meta is None or config is None or metrics is None:
+        meta, config = self._meta, self._config
+        if now < self._next_lag_probe or meta is None or config is None:
             return
         self._next_lag_probe = now + WAL_LAG_PROBE_INTERVAL_S
         if meta.closed or meta.broken:
@@ -312,7 +309,7 @@ class PostgresCdcTask(SourceTask):
             log.debug("WAL lag probe failed: %s", exc)
             return
         if row is not None and row[0] is not None:
-            metrics.wal_lag(int(row[0]))
+            self._cdc_metrics.wal_lag(int(row[0]))
 
     def _reconnect(self) -> None:
         """Open a new stream; resume after the last record handed to the runtime."""
@@ -326,8 +323,7 @@ class PostgresCdcTask(SourceTask):
         )
         self._stream.start(config.slot_name, config.publication_name)
         self._phase = "streaming"
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.connected(True)
+        self._cdc_metrics.connected(True)
         log.info("replication stream of slot %s reopened", config.slot_name)
 
     def _poll_snapshot(self) -> list[SourceRecord]:
@@ -342,10 +338,9 @@ class PostgresCdcTask(SourceTask):
             if following is None:
                 self._finish_snapshot()
                 break
-        if self._cdc_metrics is not None:
-            snapshot = self._snapshot
-            progress = snapshot.progress() if snapshot is not None else self._final_progress
-            self._cdc_metrics.snapshot_progress(progress or {"tables": {}}, len(out))
+        snapshot = self._snapshot
+        progress = snapshot.progress() if snapshot is not None else self._final_progress
+        self._cdc_metrics.snapshot_progress(progress or {"tables": {}}, len(out))
         return out
 
     def _snapshot_record(self, row: Row, *, last: bool) -> SourceRecord:
@@ -375,8 +370,7 @@ class PostgresCdcTask(SourceTask):
         self._snapshot = None
         self._rows = None
         log.info("snapshot done: %s rows", self._final_progress["rows_done"])
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.snapshot_finished()
+        self._cdc_metrics.snapshot_finished()
         if self._config.snapshot_mode == "initial_only":
             self._phase = "snapshot-only-done"
         else:
@@ -406,8 +400,7 @@ class PostgresCdcTask(SourceTask):
         self._maybe_heartbeat(out)
         if stream.status_due(config.status_update_interval_ms / 1000):
             stream.send_status()
-        if self._cdc_metrics is not None:
-            self._cdc_metrics.streamed(decoder.events - events_before, decoder.last_event_ts_us)
+        self._cdc_metrics.streamed(decoder.events - events_before, decoder.last_event_ts_us)
         return out
 
     def _keepalive(self, wal_end: int, reply: bool) -> None:
