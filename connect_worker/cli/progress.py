@@ -11,6 +11,7 @@ no animation, only the final line.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TextIO
@@ -28,6 +29,8 @@ from rich.progress import (
 
 Advance = Callable[[int], None]
 BAR_WIDTH = 16
+#: How often counts are handed to rich (it redraws 10 times a second at most anyway).
+HAND_OVER_S = 0.1
 #: The counts, bar and time take about 40 columns: the rest of 80 for the description.
 DESCRIPTION_MAX = 36
 
@@ -64,7 +67,21 @@ def counting(
     with Progress(*columns, console=console, redirect_stdout=False,
                   redirect_stderr=False, transient=False) as progress:
         task = progress.add_task(description, total=total)
-        yield lambda n: progress.advance(task, n)
+        pending = 0
+        last = time.monotonic()
+
+        def advance(n: int) -> None:  # per record: rich hears of it a few times a second
+            nonlocal pending, last
+            pending += n
+            now = time.monotonic()
+            if now - last >= HAND_OVER_S:
+                progress.advance(task, pending)
+                pending, last = 0, now
+
+        try:
+            yield advance
+        finally:
+            progress.advance(task, pending)
 
 
 def _nothing(n: int) -> None:
