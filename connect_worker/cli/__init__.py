@@ -7,6 +7,9 @@
     standalone            ``sluice standalone``: broker, herder, REST, watcher wired
     log_commands          ``sluice topics|produce|consume|groups``
     rest_client_commands  ``sluice connectors|plugins|validate``
+    top                   ``sluice top``: a live view of tasks from REST and /metrics
+    snapshot_progress     a CDC snapshot's progress in ``sluice connectors status``
+    progress              progress bars of long commands on stderr (``consume``)
     dry_run               ``sluice test``: converters and transforms on sample records
 
 This package is the only part of ``connect_worker`` that may start a broker

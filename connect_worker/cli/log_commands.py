@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal, TextIO
 
+from connect_worker.cli import progress
 from log_engine.client import (
     ConfigResource,
     NewTopic,
@@ -20,6 +21,7 @@ from log_engine.client import (
     SyncProducer,
     TopicPartition,
 )
+from log_engine.client.errors import KafkaError
 
 DEFAULT_BOOTSTRAP = "localhost:9092"
 
@@ -68,6 +70,11 @@ def add_commands(commands: Any) -> None:
     consume.add_argument("--print-key", action="store_true", help="print KEY<tab>VALUE")
     consume.add_argument(
         "--print-offset", action="store_true", help="print each record's partition and offset first"
+    )
+    consume.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress on stderr (default: when stderr is a terminal and stdout is not)",
     )
     consume.set_defaults(run=run_consume)
     _add_groups(commands)
@@ -171,28 +178,69 @@ def run_topics_create(args: argparse.Namespace, out: TextIO = sys.stdout) -> int
 
 
 def run_topics_describe(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    total_bytes: int | None = 0
+    total_partitions = 0
     with _admin(args) as admin:
         described = admin.describe_topics(args.names or None)
         resources = [ConfigResource("topic", name) for name in described]
         configs = admin.describe_configs(resources) if resources else {}
+        sizes = _leader_sizes(admin, described)
         for name, topic in sorted(described.items()):
             entries = configs.get(ConfigResource("topic", name), {})
             overrides = ",".join(
                 f"{k}={e.value}" for k, e in sorted(entries.items()) if not e.is_default
             )
+            partitions = sorted(topic.partitions, key=lambda p: p.partition)
+            known = [sizes.get(TopicPartition(name, p.partition)) for p in partitions]
+            topic_bytes = None if None in known else sum(s for s in known if s is not None)
             print(
-                f"Topic: {name}\tPartitionCount: {len(topic.partitions)}\tConfigs: {overrides}",
+                f"Topic: {name}\tPartitionCount: {len(topic.partitions)}\t"
+                f"SizeBytes: {_size(topic_bytes)}\tConfigs: {overrides}",
                 file=out,
             )
-            for p in sorted(topic.partitions, key=lambda p: p.partition):
+            for p, size in zip(partitions, known, strict=True):
                 replicas = ",".join(map(str, p.replicas))
                 isr = ",".join(map(str, p.isr))
                 print(
                     f"\tTopic: {name}\tPartition: {p.partition}\tLeader: {p.leader}\t"
-                    f"Replicas: {replicas}\tIsr: {isr}",
+                    f"Replicas: {replicas}\tIsr: {isr}\tSizeBytes: {_size(size)}",
                     file=out,
                 )
+            total_partitions += len(partitions)
+            total_bytes = None if total_bytes is None or topic_bytes is None else (
+                total_bytes + topic_bytes)
+        if len(described) > 1:
+            print(
+                f"Total: {len(described)} topics, {total_partitions} partitions, "
+                f"SizeBytes: {_size(total_bytes)}",
+                file=out,
+            )
     return 0
+
+
+def _leader_sizes(admin: SyncAdmin, described: dict[str, Any]) -> dict[TopicPartition, int]:
+    """Each partition's size in bytes on its leader (DescribeLogDirs, as kafka-log-dirs.sh);
+    empty when the cluster does not serve DescribeLogDirs (sizes then print as ``?``)."""
+    if not described:
+        return {}
+    try:
+        dirs = admin.describe_log_dirs(described)
+    except KafkaError as exc:
+        print(f"sluice: partition sizes unknown: {exc}", file=sys.stderr)
+        return {}
+    sizes: dict[TopicPartition, int] = {}
+    for name, topic in described.items():
+        for p in topic.partitions:
+            tp = TopicPartition(name, p.partition)
+            for log_dir in dirs.get(p.leader, []):
+                replica = log_dir.replicas.get(tp)
+                if replica is not None and not replica.is_future:
+                    sizes[tp] = replica.size_bytes
+    return sizes
+
+
+def _size(size_bytes: int | None) -> str:
+    return "?" if size_bytes is None else str(size_bytes)
 
 
 def run_topics_alter(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
@@ -242,26 +290,32 @@ def run_consume(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     consumer = SyncConsumer(config)
     printed = 0
     consumed: dict[TopicPartition, int] = {}  # what was printed, to commit exactly that
-    try:
-        _start(consumer, args)
-        for record in _records(consumer, args.timeout_ms):
-            parts = []
-            if args.print_offset:
-                parts.append(f"{record.partition}:{record.offset}")
-            if args.print_key:
-                parts.append(_text(record.key))
-            parts.append(_text(record.value))
-            print("\t".join(parts), file=out, flush=True)
-            printed += 1
-            consumed[TopicPartition(record.topic, record.partition)] = record.offset + 1
-            if args.max_messages is not None and printed >= args.max_messages:
-                break
-    except KeyboardInterrupt:
-        pass
-    finally:
-        if args.group and consumed:
-            consumer.commit(consumed)
-        consumer.close()
+    shown = progress.counting(
+        f"consuming {args.topic}", args.max_messages,
+        enabled=progress.wanted(getattr(args, "progress", False), stdout=out),
+    )
+    with shown as advance:
+        try:
+            _start(consumer, args)
+            for record in _records(consumer, args.timeout_ms):
+                parts = []
+                if args.print_offset:
+                    parts.append(f"{record.partition}:{record.offset}")
+                if args.print_key:
+                    parts.append(_text(record.key))
+                parts.append(_text(record.value))
+                print("\t".join(parts), file=out, flush=True)
+                printed += 1
+                advance(1)
+                consumed[TopicPartition(record.topic, record.partition)] = record.offset + 1
+                if args.max_messages is not None and printed >= args.max_messages:
+                    break
+        except KeyboardInterrupt:
+            pass
+        finally:
+            if args.group and consumed:
+                consumer.commit(consumed)
+            consumer.close()
     print(f"Processed {printed} messages.", file=sys.stderr)
     return 0
 

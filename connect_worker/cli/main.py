@@ -15,7 +15,8 @@
 - ``sluice test PIPELINE.properties --input RECORDS.jsonl``: the pipeline's
   converters and transforms on sample records, offline
   (:mod:`connect_worker.cli.dry_run`).
-- ``sluice connectors|plugins ...``: clients of a worker's REST API, and
+- ``sluice connectors|plugins|top ...``: clients of a worker's REST API
+  (``top``: :mod:`connect_worker.cli.top`), and
   ``sluice validate FILE``: an offline dry run of a pipeline file
   (:mod:`connect_worker.cli.rest_client_commands`).
 """

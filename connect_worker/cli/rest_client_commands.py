@@ -3,6 +3,7 @@
 - ``sluice connectors list | status NAME | create FILE.properties | delete NAME |
   pause NAME | resume NAME | stop NAME | restart NAME [--include-tasks] [--only-failed]``
 - ``sluice plugins list [--all]``
+- ``sluice top [--interval S] [--once]`` (:mod:`connect_worker.cli.top`)
 
 each with ``--url`` (default ``http://127.0.0.1:8083``, or ``$SLUICE_URL``);
 ``--user``/``--password`` (or ``$SLUICE_USER``/``$SLUICE_PASSWORD``; asked on the
@@ -31,6 +32,7 @@ from urllib.parse import quote
 
 import httpx
 
+from connect_worker.cli.snapshot_progress import snapshot_lines
 from connect_worker.connector_config import connector_name_problem
 from connect_worker.properties import load_properties
 
@@ -98,6 +100,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     common.add_argument("--json", action="store_true", help="print the API's JSON as is")
     add_rest_access_options(common)
     _add_connectors(commands, common)
+    from connect_worker.cli import top  # it imports this module (CommandError)
+
+    top.add_command(commands, common, _client)
     plugins = commands.add_parser("plugins", help="list a worker's plugins")
     plugin_actions = plugins.add_subparsers(required=True, metavar="ACTION")
     listing = plugin_actions.add_parser("list", parents=[common], help="installed plugins")
@@ -253,13 +258,19 @@ def _print_status(body: dict[str, Any]) -> None:
 
 
 def _print_details(details: dict[str, Any] | None) -> None:
-    """The progress a connector or task reports, as ``key=value`` pairs on one line."""
+    """The progress a connector or task reports, as ``key=value`` pairs on one line;
+    a CDC snapshot's as a table of its own (:mod:`.snapshot_progress`)."""
+    snapshot = snapshot_lines(details)
+    if details and snapshot:
+        details = {k: v for k, v in details.items() if k != "snapshot"}
     if details:
         pairs = (
             f"{key}={value if isinstance(value, str) else json.dumps(value)}"
             for key, value in details.items()
         )
         print(f"      {' '.join(pairs)}")
+    for line in snapshot:
+        print(f"      {line}")
 
 
 def _print_trace(trace: str | None) -> None:

@@ -16,7 +16,8 @@ counter, everything else gauge. A sink task's consumer lag per partition
 follows the Kafka consumer's own MBean:
 ``kafka_consumer_consumer_fetch_manager_metrics_records_lag{client_id,topic,partition}``
 (with ``connector`` and ``task`` added). Plugins' own metrics are
-``sluice_plugin_<name>`` (:mod:`connectors.api.metrics`).
+``sluice_plugin_<name>``, or ``<namespace>_<name>`` for a plugin keeping a
+known system's names (``debezium_metrics_*``; :mod:`connectors.api.metrics`).
 
 Everything is read at scrape time from :class:`WorkerMetrics` and the
 herder's statuses; nothing here runs on the data path.
@@ -52,7 +53,6 @@ SOURCE = "kafka_connect_source_task_metrics_"
 SINK = "kafka_connect_sink_task_metrics_"
 ERRORS = "kafka_connect_task_error_metrics_"
 CONSUMER_LAG = "kafka_consumer_consumer_fetch_manager_metrics_records_lag"
-PLUGIN = "sluice_plugin_"
 
 TASK_LABELS = ["connector", "task"]
 #: connect-worker-metrics,connector=C: tasks of C in each state.
@@ -277,7 +277,7 @@ class WorkerCollector(Collector):
 
     def _plugin(self, out: _Families, task: TaskMetrics, labels: list[str]) -> None:
         for family in task.plugin.families():
-            name = PLUGIN + family.name
+            name = family.full_name
             if family.kind == "counter" and not name.endswith("_total"):
                 name += "_total"
             for values, value in list(family.series.items()):

@@ -1,9 +1,10 @@
 """The runtime's side of ``connectors.api.metrics``: one task's plugin metrics.
 
 :class:`PluginMetrics` is the handle a task context hands out; it keeps each
-registered family (name, kind, description, label names) and its series
-(label values -> value). :mod:`.collector` renders them as
-``sluice_plugin_<name>`` with the task's ``connector`` and ``task`` labels.
+registered family (namespace, name, kind, description, label names) and its
+series (label values -> value). :mod:`.collector` renders them as
+``<namespace>_<name>`` (``sluice_plugin_<name>`` by default) with the task's
+``connector`` and ``task`` labels.
 """
 
 from __future__ import annotations
@@ -14,9 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from connectors.api.metrics import DEFAULT_NAMESPACE
+
 NAME = re.compile(r"[a-z_][a-z0-9_]*")
 #: Labels the runtime sets itself; a plugin cannot use them.
 RESERVED_LABELS = frozenset({"connector", "task"})
+#: Prefixes of the worker's own metric names: a plugin's namespace may not start with them.
+RESERVED_NAMESPACES = ("kafka_", "sluice_", "process_", "python_")
 
 Kind = Literal["counter", "gauge"]
 
@@ -57,6 +62,12 @@ class PluginFamily:
     description: str
     label_names: tuple[str, ...]
     series: dict[tuple[str, ...], _Value] = field(default_factory=dict)
+    namespace: str = DEFAULT_NAMESPACE
+
+    @property
+    def full_name(self) -> str:
+        """The name served: ``<namespace>_<name>`` (a counter's ``_total`` comes later)."""
+        return f"{self.namespace}_{self.name}"
 
 
 class PluginMetrics:
@@ -69,26 +80,48 @@ class PluginMetrics:
         self._families: dict[str, PluginFamily] = {}
 
     def counter(
-        self, name: str, description: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        description: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> _CounterValue:
-        value = self._series(name, "counter", description, labels)
+        value = self._series(namespace, name, "counter", description, labels)
         assert isinstance(value, _CounterValue)
         return value
 
     def gauge(
-        self, name: str, description: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        description: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> _Value:
-        return self._series(name, "gauge", description, labels)
+        return self._series(namespace, name, "gauge", description, labels)
 
     def families(self) -> list[PluginFamily]:
         with self._lock:
             return list(self._families.values())
 
     def _series(
-        self, name: str, kind: Kind, description: str, labels: Mapping[str, str] | None
+        self,
+        namespace: str,
+        name: str,
+        kind: Kind,
+        description: str,
+        labels: Mapping[str, str] | None,
     ) -> _Value:
         if not NAME.fullmatch(name):
             raise ValueError(f"metric name {name!r}: use lower case letters, digits and _")
+        if not NAME.fullmatch(namespace) or (
+            namespace != DEFAULT_NAMESPACE and namespace.startswith(RESERVED_NAMESPACES)
+        ):
+            raise ValueError(
+                f"metric {name!r}: namespace {namespace!r} is not allowed (lower case letters, "
+                f"digits and _, not starting with {', '.join(RESERVED_NAMESPACES)})"
+            )
         labels = dict(labels or {})
         for label in labels:
             if not NAME.fullmatch(label) or label in RESERVED_LABELS:
@@ -97,13 +130,16 @@ class PluginMetrics:
                     f"(names as metric names; not {', '.join(sorted(RESERVED_LABELS))})"
                 )
         label_names = tuple(sorted(labels))
+        full_name = f"{namespace}_{name}"
         with self._lock:
-            family = self._families.get(name)
+            family = self._families.get(full_name)
             if family is None:
-                family = self._families[name] = PluginFamily(name, kind, description, label_names)
+                family = self._families[full_name] = PluginFamily(
+                    name, kind, description, label_names, namespace=namespace
+                )
             elif family.kind != kind or family.label_names != label_names:
                 raise ValueError(
-                    f"metric {name!r} is already a {family.kind} with labels "
+                    f"metric {full_name!r} is already a {family.kind} with labels "
                     f"{list(family.label_names)}; cannot register it as a {kind} with "
                     f"labels {list(label_names)}"
                 )

@@ -18,12 +18,23 @@ counter with ``_total`` appended), labelled with the task's ``connector`` and
 one series per distinct label values). Names are ``[a-z_][a-z0-9_]*``; the
 same name with another kind or other label names is a ValueError. Updates
 are cheap (an addition) and thread-safe enough for one writer thread.
+
+A plugin that stands in for a well-known one may keep that one's names, so
+existing dashboards work: ``namespace`` replaces ``sluice_plugin``
+(``gauge("millisecondsbehindsource", ..., namespace="debezium_metrics")`` is
+``debezium_metrics_millisecondsbehindsource``, as the JMX exporter renders
+Debezium's MBean attribute). Namespaces of the worker's own metrics
+(``kafka_*``, ``sluice_*`` but ``sluice_plugin``, ``process_*``,
+``python_*``) are refused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Protocol
+
+#: What a plugin metric's name is prefixed with unless it asks for another namespace.
+DEFAULT_NAMESPACE = "sluice_plugin"
 
 
 class Counter(Protocol):
@@ -46,11 +57,21 @@ class TaskMetrics(Protocol):
     """Registers a task's own metrics (see the module doc)."""
 
     def counter(
-        self, name: str, description: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        description: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> Counter: ...
 
     def gauge(
-        self, name: str, description: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        description: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> Gauge: ...
 
 
@@ -69,12 +90,22 @@ class _NoMetrics:
     """What ``task.metrics`` is when the context has no metrics: records nothing."""
 
     def counter(
-        self, name: str, description: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        description: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> Counter:
         return _NoOp()
 
     def gauge(
-        self, name: str, description: str, labels: Mapping[str, str] | None = None
+        self,
+        name: str,
+        description: str,
+        labels: Mapping[str, str] | None = None,
+        *,
+        namespace: str = DEFAULT_NAMESPACE,
     ) -> Gauge:
         return _NoOp()
 

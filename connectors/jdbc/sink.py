@@ -130,6 +130,12 @@ class JdbcSinkTask(SinkTask):
     def start(self, props: Mapping[str, str]) -> None:
         self._config = JdbcSinkConfig.from_props(props)
         self._dialect = _dialect(self._config)
+        self._rows_metric = self.metrics.counter(
+            "jdbc_rows_written", "Rows inserted, updated or upserted (committed)."
+        )
+        self._deletes_metric = self.metrics.counter(
+            "jdbc_rows_deleted", "Rows deleted by tombstones (committed)."
+        )
         if self._config.exactly_once:
             self._offsets = OffsetsTable(
                 self._dialect, self._config.offsets_table_name, props.get("name", "jdbc-sink")
@@ -185,6 +191,8 @@ class JdbcSinkTask(SinkTask):
         self._transactions += 1
         self._rows += counts.rows
         self._deletes += counts.deletes
+        self._rows_metric.inc(counts.rows)
+        self._deletes_metric.inc(counts.deletes)
         self._skipped += counts.skipped
 
     def _retry_later(self, error: RetriableError) -> None:

@@ -288,6 +288,19 @@ class JdbcSourceTask(SourceTask):
                 for n, offset in zip(names, stored, strict=True)
             ]
         self._conn = _connect(self._dialect, autocommit=False)
+        self._round_ms: dict[str, float] = {}  # time inside the current round's queries
+        self._rows_read = {
+            q.name: self.metrics.counter("jdbc_rows_read", "Rows read from the table or query.",
+                                         {"table": q.name})
+            for q in self._queriers
+        }
+        self._round_time_ms = {
+            q.name: self.metrics.gauge(
+                "jdbc_round_time_ms",
+                "Time the last full read of the table spent in the database (query and "
+                "fetches, ms).", {"table": q.name})
+            for q in self._queriers
+        }
 
     def poll(self) -> list[SourceRecord]:
         with self._lock:
@@ -302,6 +315,7 @@ class JdbcSourceTask(SourceTask):
                 raise
 
     def _poll(self) -> list[SourceRecord]:
+        started = time.monotonic()
         querier = self._current
         if querier is None:
             if not self._queriers:
@@ -317,6 +331,7 @@ class JdbcSourceTask(SourceTask):
                     self._conn = _connect(self._dialect, autocommit=False)
                 except ConnectError as exc:
                     raise RetriableError(str(exc)) from exc
+            started = time.monotonic()
             try:
                 querier.open(self._conn)
             except DataError as exc:
@@ -324,8 +339,12 @@ class JdbcSourceTask(SourceTask):
                 self._end_round(querier)
                 return []
             self._current = querier
+            self._round_ms[querier.name] = 0.0
         records = querier.fetch()
+        self._rows_read[querier.name].inc(len(records))
+        self._round_ms[querier.name] += (time.monotonic() - started) * 1000
         if not querier.active:
+            self._round_time_ms[querier.name].set(self._round_ms[querier.name])
             self._end_round(querier)
         return records
 

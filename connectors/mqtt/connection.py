@@ -52,6 +52,7 @@ import paho.mqtt.client as mqtt
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
+from connectors.api.metrics import NO_METRICS, TaskMetrics
 from connectors.mqtt.config import MqttConnectionConfig, ServerUri
 from connectors.mqtt.inbox import Publish, decode_publish, release_id, take_publishes
 
@@ -321,8 +322,16 @@ class MqttConnection:
         manual_ack: bool = False,
         on_connected: OnConnected | None = None,
         on_publishes: OnPublishes | None = None,
+        metrics: TaskMetrics = NO_METRICS,
     ) -> None:
         self.config = config
+        # written by paho's network thread (and stop()): connected as 0/1, reconnections
+        self._connected_metric = metrics.gauge(
+            "mqtt_connected", "1 while connected to the MQTT broker, 0 otherwise."
+        )
+        self._reconnects_metric = metrics.counter(
+            "mqtt_reconnects", "Connections the broker accepted after the first one."
+        )
         self.client_id = client_id
         self._uris: tuple[ServerUri, ...] = config.uris
         self._clean_session = clean_session
@@ -378,6 +387,7 @@ class MqttConnection:
             log.debug("disconnect failed", exc_info=True)
         self.client.loop_stop()
         self._connected.clear()
+        self._connected_metric.set(0)
 
     def acknowledge(self, mid: int, qos: int) -> None:
         """Acknowledge received message ``mid`` (manual acks): PUBACK at QoS 1, PUBREC at
@@ -491,6 +501,9 @@ class MqttConnection:
         if self._on_connected is not None:
             self._on_connected(client, flags.session_present)
         self._connected.set()
+        self._connected_metric.set(1)
+        if self._connects > 1:
+            self._reconnects_metric.inc()
 
     def _handle_disconnect(
         self,
@@ -502,6 +515,7 @@ class MqttConnection:
     ) -> None:
         was_connected = self._connected.is_set()
         self._connected.clear()
+        self._connected_metric.set(0)
         with self._lock:
             if self._stopping:
                 return

@@ -109,7 +109,15 @@ class MqttSinkTask(SinkTask):
         client_id = config.client_id or f"sluice-{props.get('name', 'mqtt-sink')}-{task_id}"
         if config.client_id and task_id:
             client_id = f"{config.client_id}-{task_id}"  # two tasks may not share one id
-        self._connection = MqttConnection(config, client_id, clean_session=config.clean_session)
+        self._connection = MqttConnection(
+            config, client_id, clean_session=config.clean_session, metrics=self.metrics
+        )
+        self._published_metric = self.metrics.counter(
+            "mqtt_messages_published", "Messages handed to the MQTT client for publishing."
+        )
+        self._in_flight_metric = self.metrics.gauge(
+            "mqtt_messages_in_flight", "Messages published and not yet acknowledged by the broker."
+        )
         self._connection.client.max_inflight_messages_set(config.max_inflight)
         self._connection.start()
         self._connection.wait_connected(min(config.connect_timeout_s, 1.0))
@@ -158,6 +166,8 @@ class MqttSinkTask(SinkTask):
     def _published_count(self, count: int) -> None:
         with self._counts_lock:
             self._published += count
+        self._published_metric.inc(count)
+        self._in_flight_metric.set(len(self._pending))
 
     # ---------------------------------------------------------------- flush
 
@@ -192,6 +202,7 @@ class MqttSinkTask(SinkTask):
         with self._counts_lock:
             self._acked += len(self._pending) - len(still)
         self._pending = still
+        self._in_flight_metric.set(len(still))
 
     def _republish_lost(self, connection: MqttConnection) -> None:
         """Publish again what paho will not resend: refused sends, QoS 0 of a lost connection."""

@@ -134,6 +134,15 @@ class MqttSourceTask(SourceTask):
             manual_ack=True,
             on_connected=self._subscribe,
             on_publishes=self._on_publishes,
+            metrics=self.metrics,
+        )
+        self._received_metric = self.metrics.counter(
+            "mqtt_messages_received", "MQTT messages received from the broker."
+        )
+        self._in_flight_metric = self.metrics.gauge(
+            "mqtt_messages_in_flight",
+            "Messages received and not yet acknowledged to the broker (buffered, or "
+            "waiting for the log; QoS 0 ones until handed over).",
         )
         self._connection.start()
 
@@ -163,6 +172,7 @@ class MqttSourceTask(SourceTask):
                 buffer.extend([(publish, generation, at_ms) for publish in room])
                 done += len(room)
                 self._received += len(room)
+                self._received_metric.inc(len(room))
                 self._cond.notify_all()
 
     # ---------------------------------------------------------------- task thread
@@ -176,7 +186,10 @@ class MqttSourceTask(SourceTask):
             taken = [popleft() for _ in range(count)]
             if taken:
                 self._cond.notify_all()
-        return [self._record(publish, generation, at_ms) for publish, generation, at_ms in taken]
+            buffered = len(self._buffer)
+        records = [self._record(publish, generation, at_ms) for publish, generation, at_ms in taken]
+        self._in_flight_metric.set(buffered + len(self._unacked))
+        return records
 
     def _record(self, publish: Publish, generation: int, at_ms: int) -> SourceRecord:
         topic, payload, qos, retain, dup, mid, properties = publish

@@ -67,6 +67,7 @@ class ChangeDecoder:
         self._last_commit_lsn: int | None = None
         self.events = 0
         self.last_commit_end = 0
+        self.last_event_ts_us = 0  # commit time of the last change event emitted (Unix epoch)
 
     @property
     def in_transaction(self) -> bool:
@@ -171,6 +172,7 @@ class ChangeDecoder:
         offset = self._offset(lsn, position)
         out.append(self._factory.change(table, op, key, before, after, source, offset))
         self.events += 1
+        self.last_event_ts_us = begin.commit_ts_us
 
     def _next_position(self) -> Position:
         assert self._begin is not None, "a change outside a transaction"

@@ -33,12 +33,14 @@ from typing import Any
 import psycopg
 
 from connectors.api import ConnectError, RetriableError, SourceRecord, SourceTask
+from connectors.api.metrics import NO_METRICS
 from connectors.postgres_cdc import catalog, preflight
 from connectors.postgres_cdc.catalog import TableInfo, split_name
 from connectors.postgres_cdc.config import PostgresCdcConfig
 from connectors.postgres_cdc.connections import connect
 from connectors.postgres_cdc.decoder import ChangeDecoder
 from connectors.postgres_cdc.events import EventFactory
+from connectors.postgres_cdc.metrics import CdcMetrics
 from connectors.postgres_cdc.pgoutput import (
     parse_keepalive,
     parse_message,
@@ -53,6 +55,13 @@ from connectors.postgres_cdc.tables import Table
 log = logging.getLogger(__name__)
 
 SLOT_RELEASE_WAIT_S = 3.0
+#: How often poll() asks the server how far the slot is behind its WAL (one small query).
+WAL_LAG_PROBE_INTERVAL_S = 1.0
+_WAL_LAG_QUERY = (
+    "SELECT (CASE WHEN pg_is_in_recovery() THEN pg_last_wal_replay_lsn() "
+    "ELSE pg_current_wal_lsn() END - confirmed_flush_lsn)::bigint "
+    "FROM pg_replication_slots WHERE slot_name = %s"
+)
 Row = tuple[Table, tuple[str | None, ...]]
 
 
@@ -79,6 +88,8 @@ class PostgresCdcTask(SourceTask):
         self._next_heartbeat = 0.0
         self._tables: list[str] = []
         self._final_progress: dict[str, Any] | None = None
+        self._cdc_metrics = CdcMetrics(NO_METRICS, "")  # the task's own, from start() on
+        self._next_lag_probe = 0.0
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -87,6 +98,7 @@ class PostgresCdcTask(SourceTask):
         self._factory = EventFactory(
             config.topic_prefix, config.dbname, tombstones=config.tombstones_on_delete
         )
+        self._cdc_metrics = CdcMetrics(self.metrics, config.topic_prefix)
         try:
             self._start(config)
         except BaseException:
@@ -179,6 +191,7 @@ class PostgresCdcTask(SourceTask):
         )
         snapshot.begin()  # imports the exported snapshot before the stream is used again
         self._snapshot = snapshot
+        self._cdc_metrics.snapshot_began([(n, i.estimated_rows) for n, i in infos])
         self._rows = snapshot.rows()
         self._phase = "snapshot"
         log.info("snapshot of %d table(s) at %s", len(infos), format_lsn(self._snapshot_lsn))
@@ -203,6 +216,7 @@ class PostgresCdcTask(SourceTask):
         )
         stream.start(config.slot_name, config.publication_name)
         self._phase = "streaming"
+        self._cdc_metrics.connected(True)
 
     def stop(self) -> None:
         self._stopping.set()
@@ -224,6 +238,7 @@ class PostgresCdcTask(SourceTask):
             self._close_quietly(self._meta.close)
             self._meta = None
         self._phase = "stopped"
+        self._cdc_metrics.stopped()
 
     def _drop_slot(self, slot: str) -> None:
         assert self._meta is not None
@@ -249,6 +264,7 @@ class PostgresCdcTask(SourceTask):
         with self._lock:
             if self._stopping.is_set():
                 return []
+            self._probe_wal_lag()
             if self._phase == "snapshot":
                 return self._poll_snapshot()
             if self._phase == "streaming":
@@ -273,6 +289,27 @@ class PostgresCdcTask(SourceTask):
             self._close_quietly(self._stream.close)
         self._stream = None
         self._phase = "reconnecting"
+        self._cdc_metrics.connected(False)
+
+    def _probe_wal_lag(self) -> None:
+        """At most once per WAL_LAG_PROBE_INTERVAL_S: the slot's lag behind the server's WAL.
+
+        A failed probe is only logged: the stream's own reads notice a broken server.
+        """
+        now = time.monotonic()
+        meta, config = self._meta, self._config
+        if now < self._next_lag_probe or meta is None or config is None:
+            return
+        self._next_lag_probe = now + WAL_LAG_PROBE_INTERVAL_S
+        if meta.closed or meta.broken:
+            return
+        try:
+            row = meta.execute(_WAL_LAG_QUERY, (config.slot_name,)).fetchone()
+        except psycopg.Error as exc:
+            log.debug("WAL lag probe failed: %s", exc)
+            return
+        if row is not None and row[0] is not None:
+            self._cdc_metrics.wal_lag(int(row[0]))
 
     def _reconnect(self) -> None:
         """Open a new stream; resume after the last record handed to the runtime."""
@@ -286,6 +323,7 @@ class PostgresCdcTask(SourceTask):
         )
         self._stream.start(config.slot_name, config.publication_name)
         self._phase = "streaming"
+        self._cdc_metrics.connected(True)
         log.info("replication stream of slot %s reopened", config.slot_name)
 
     def _poll_snapshot(self) -> list[SourceRecord]:
@@ -300,6 +338,9 @@ class PostgresCdcTask(SourceTask):
             if following is None:
                 self._finish_snapshot()
                 break
+        snapshot = self._snapshot
+        progress = snapshot.progress() if snapshot is not None else self._final_progress
+        self._cdc_metrics.snapshot_progress(progress or {"tables": {}}, len(out))
         return out
 
     def _snapshot_record(self, row: Row, *, last: bool) -> SourceRecord:
@@ -329,6 +370,7 @@ class PostgresCdcTask(SourceTask):
         self._snapshot = None
         self._rows = None
         log.info("snapshot done: %s rows", self._final_progress["rows_done"])
+        self._cdc_metrics.snapshot_finished()
         if self._config.snapshot_mode == "initial_only":
             self._phase = "snapshot-only-done"
         else:
@@ -341,6 +383,7 @@ class PostgresCdcTask(SourceTask):
         limit = config.max_batch_size
         wait_s = config.poll_interval_ms / 1000
         handle = decoder.handle
+        events_before = decoder.events
         while len(out) < limit:
             data = stream.read(0 if out else wait_s)
             if data is None:
@@ -357,6 +400,7 @@ class PostgresCdcTask(SourceTask):
         self._maybe_heartbeat(out)
         if stream.status_due(config.status_update_interval_ms / 1000):
             stream.send_status()
+        self._cdc_metrics.streamed(decoder.events - events_before, decoder.last_event_ts_us)
         return out
 
     def _keepalive(self, wal_end: int, reply: bool) -> None:

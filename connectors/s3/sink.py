@@ -118,6 +118,12 @@ class S3SinkTask(SinkTask):
         self._partitioner: Partitioner = config.build_partitioner()
         self._uploader = Uploader(background=True, max_queued=MAX_QUEUED_BATCHES)
         self._upload_process = UploadProcess(config)  # started by the first large object
+        # updated by the one thread that uploads at a time (the uploader's, or a retry in put)
+        self._objects_metric = self.metrics.counter("s3_objects_written", "Objects written to S3.")
+        self._bytes_metric = self.metrics.counter("s3_bytes_written", "Bytes of those objects.")
+        self._failures_metric = self.metrics.counter(
+            "s3_upload_failures", "Object writes S3 refused or that broke (each is retried)."
+        )
         self._policy = RotationPolicy(
             config.flush_size, config.rotate_interval_ms, config.rotate_schedule_interval_ms
         )
@@ -158,10 +164,16 @@ class S3SinkTask(SinkTask):
 
         def upload(key: str, data: bytes, metadata: dict[str, str]) -> None:
             bucket, part_size = config.s3_bucket_name, config.s3_part_size
-            if len(data) >= PROCESS_MIN_BYTES:
-                self._upload_process.put(bucket, key, data, part_size, metadata)
-            else:
-                put_object(self._client, bucket, key, data, part_size, metadata)
+            try:
+                if len(data) >= PROCESS_MIN_BYTES:
+                    self._upload_process.put(bucket, key, data, part_size, metadata)
+                else:
+                    put_object(self._client, bucket, key, data, part_size, metadata)
+            except Exception:
+                self._failures_metric.inc()
+                raise
+            self._objects_metric.inc()
+            self._bytes_metric.inc(len(data))
 
         return PartitionWriter(
             tp, self._format, config.topics_dir, self._policy, upload, start_offset, self._uploader

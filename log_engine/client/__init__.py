@@ -44,6 +44,7 @@ from log_engine.client.group_member import (
     GroupProtocol,
     MembershipSettings,
 )
+from log_engine.client.log_dirs import LogDirDescription, ReplicaInfo
 from log_engine.client.loop_thread import LoopThread
 from log_engine.client.partitioner import murmur2
 from log_engine.client.producer import Producer, SyncProducer
@@ -74,6 +75,7 @@ __all__ = [
     "GroupMember",
     "GroupMemberInfo",
     "GroupProtocol",
+    "LogDirDescription",
     "LoopThread",
     "MemberDescription",
     "MembershipSettings",
@@ -85,6 +87,7 @@ __all__ = [
     "ProducerConfig",
     "RangeAssignor",
     "RecordMetadata",
+    "ReplicaInfo",
     "RoundRobinAssignor",
     "SyncAdmin",
     "SyncConsumer",

@@ -34,6 +34,7 @@ from log_engine.client.config import AdminConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.consumer_protocol import Assignment, ConsumerProtocolError
 from log_engine.client.coordinator_lookup import find_coordinator
+from log_engine.client.log_dirs import LogDirDescription, describe_log_dirs
 from log_engine.client.offsets import (
     EARLIEST,
     LATEST,
@@ -277,6 +278,16 @@ class Admin:
             resolved,
             isolation_level=int(read_committed),
             backoff_ms=self.config.retry_backoff_ms,
+        )
+
+    async def describe_log_dirs(
+        self, topics: Iterable[str] | None = None
+    ) -> dict[int, list[LogDirDescription]]:
+        """Each broker's log directories with the size of each partition replica in bytes
+        (``topics``: only theirs); see :mod:`log_engine.client.log_dirs`."""
+        metadata = await self._with_retries(lambda: self._cluster.refresh())
+        return await self._with_retries(
+            lambda: describe_log_dirs(self._send_to, sorted(metadata.brokers), topics)
         )
 
     # -- groups --------------------------------------------------------------------------

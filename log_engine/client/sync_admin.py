@@ -21,6 +21,7 @@ from log_engine.client.admin_types import (
     TopicDescription,
 )
 from log_engine.client.config import AdminConfig
+from log_engine.client.log_dirs import LogDirDescription
 from log_engine.client.loop_thread import LoopThread
 from log_engine.client.types import OffsetAndMetadata, TopicPartition
 
@@ -103,6 +104,11 @@ class SyncAdmin:
 
     def delete_records(self, before: Mapping[TopicPartition, int]) -> dict[TopicPartition, int]:
         return self._run(self._admin.delete_records(before))
+
+    def describe_log_dirs(
+        self, topics: Iterable[str] | None = None
+    ) -> dict[int, list[LogDirDescription]]:
+        return self._run(self._admin.describe_log_dirs(None if topics is None else list(topics)))
 
     def list_offsets(
         self, specs: Mapping[TopicPartition, OffsetSpec], *, read_committed: bool = False

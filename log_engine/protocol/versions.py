@@ -53,6 +53,7 @@ class ApiKey(IntEnum):
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
     DESCRIBE_CONFIGS = 32
+    DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
@@ -91,6 +92,7 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
+        ApiKey.DESCRIBE_LOG_DIRS: (0, 1),
         ApiKey.SASL_HANDSHAKE: (0, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 1),
         # KIP-554: only a flexible v0 exists (the exception to decision 1's
@@ -126,6 +128,7 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
+        ApiKey.DESCRIBE_LOG_DIRS: (0, 4),
         ApiKey.SASL_HANDSHAKE: (1, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 2),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),

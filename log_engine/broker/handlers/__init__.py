@@ -14,6 +14,7 @@ from log_engine.broker.handlers import (
     admin,
     fetch,
     groups,
+    log_dirs,
     metadata,
     offset_for_leader_epoch,
     offsets,
@@ -45,6 +46,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
     ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
     ApiKey.DELETE_RECORDS: admin.handle_delete_records,
+    ApiKey.DESCRIBE_LOG_DIRS: log_dirs.handle_describe_log_dirs,
     ApiKey.OFFSET_FOR_LEADER_EPOCH: offset_for_leader_epoch.handle_offset_for_leader_epoch,
 }
 

@@ -52,6 +52,14 @@ def test_plugin_metrics_keep_series_per_label_values() -> None:
     assert lags.series[()].value == 6
 
 
+def test_a_namespace_keeps_a_known_systems_names_apart_from_the_default() -> None:
+    metrics = PluginMetrics("c", 0)
+    metrics.gauge("rowsscanned", "rows", {"table": "a"}, namespace="debezium_metrics").set(4)
+    metrics.gauge("rowsscanned", "rows")  # the same name in the default namespace: its own
+    names = sorted(f.full_name for f in metrics.families())
+    assert names == ["debezium_metrics_rowsscanned", "sluice_plugin_rowsscanned"]
+
+
 @pytest.mark.parametrize(
     ("register", "words"),
     [
@@ -60,6 +68,9 @@ def test_plugin_metrics_keep_series_per_label_values() -> None:
         (lambda m: (m.counter("twice", "x"), m.gauge("twice", "x")), "already a counter"),
         (lambda m: (m.counter("t", "x"), m.counter("t", "x", {"a": "1"})), "labels"),
         (lambda m: m.counter("up", "x").inc(-1), "only goes up"),
+        (lambda m: m.gauge("g", "x", namespace="kafka_connect"), "namespace"),
+        (lambda m: m.gauge("g", "x", namespace="sluice_worker"), "namespace"),
+        (lambda m: m.gauge("g", "x", namespace="Debezium"), "namespace"),
     ],
 )
 def test_plugin_metrics_refuse_what_prometheus_could_not_render(register, words) -> None:
