@@ -111,7 +111,7 @@ class ReplicaManager:
                 return
             if state.leader == current.leader:
                 if partition.leader_state is not None:
-                    partition.update_leader(state, now_ms)
+                    self._update_leader(partition, state, now_ms)
                 else:
                     partition.state = state
                 return
@@ -131,6 +131,14 @@ class ReplicaManager:
         self._unfollow(state.topic, state.partition)
         if state.leader != NO_LEADER:
             self._follow(partition, state)
+
+    def _update_leader(self, partition: Partition, state: PartitionState, now_ms: int) -> None:
+        """A new ISR or replica set in this leader's epoch; ISR shrinks and expands are
+        counted whether this leader asked for them or the controller made them (fencing)."""
+        before = partition.isr_size
+        partition.update_leader(state, now_ms)
+        if self._broker.metrics is not None:
+            self._broker.metrics.isr_changed(before, partition.isr_size)
 
     def _drop(self, state: PartitionState) -> None:
         """No longer a replica here: stop fetching and serving (the log stays on disk)."""
@@ -266,7 +274,7 @@ class ReplicaManager:
                 and result.partition_epoch > current.partition_epoch
             ):
                 self.states[(result.topic, result.partition)] = result
-                partition.update_leader(result, _now_ms())
+                self._update_leader(partition, result, _now_ms())
                 log.info(
                     "%s-%d: ISR is now %s (partition epoch %d)",
                     result.topic,
