@@ -59,6 +59,7 @@ from connect_worker.herder.connector_offsets import ConnectorOffsets
 from connect_worker.herder.control_thread import ControlThread, ControlThreadStopped
 from connect_worker.herder.forwarding import RebalanceInProgressError, forward
 from connect_worker.herder.request_signing import new_session_key, verify
+from connect_worker.metrics.rebalance_metrics import RebalanceMetrics
 from connect_worker.runtime.connector_instance import connector_type
 from connect_worker.runtime.settings import RuntimeSettings
 from connect_worker.runtime.status import TaskId
@@ -115,11 +116,16 @@ class DistributedHerder(Herder):
         self._worker = Worker(self._worker_id, registry, settings, self._offsets, self)
         self._offset_admin = ConnectorOffsets(self._offsets, self._worker.topics.admin)
         self._control = ControlThread("herder")
+        rebalance_metrics = None
+        if self._worker.metrics is not None:
+            rebalance_metrics = RebalanceMetrics(self._worker.metrics.window, time.monotonic())
+            self._worker.metrics.rebalance = rebalance_metrics
         self._member = WorkerGroupMember(
             config.group,
             rest_url=config.advertised_url,
             config_state=self._config_state,
             listener=self,
+            rebalance_metrics=rebalance_metrics,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._member_thread = threading.Thread(

@@ -275,6 +275,7 @@ class Connection:
             self._held_bytes = 0
 
     async def _serve(self, frame: memoryview) -> None:
+        started = time.perf_counter()  # TotalTimeMs: from the request read to its answer sent
         if self._auth is not None and self._auth.expects_raw_token:
             await self._send([await self._auth.raw_token(frame, self._peer)])
             return
@@ -305,7 +306,6 @@ class Connection:
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
-        started = time.perf_counter()
         context = RequestContext(self._broker, header, self._peer)
         response = await handler(context, body)
         if response is not None:

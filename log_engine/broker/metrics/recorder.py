@@ -28,6 +28,7 @@ from log_engine.protocol import ApiKey
 RESERVOIR_SIZE = 1028
 """Latencies kept per API (the size of the Yammer histograms' reservoir Kafka uses)."""
 
+_FETCH = int(ApiKey.FETCH)
 FETCH_CONSUMER = "FetchConsumer"
 FETCH_FOLLOWER = "FetchFollower"
 
@@ -95,6 +96,7 @@ class BrokerMetrics:
     def __init__(self) -> None:
         self.topics: dict[str, TopicStats] = {}
         self.requests: dict[str, RequestStats] = {}
+        self._by_key: dict[int, RequestStats] = {}  # the same objects by API key (hot path)
         self.isr_shrinks = 0
         self.isr_expands = 0
         self.replication_bytes_out = 0
@@ -114,8 +116,14 @@ class BrokerMetrics:
     def request_done(self, api_key: int, version: int, body: Any, seconds: float) -> None:
         """A request was answered ``seconds`` after its frame was read."""
         time_ms = seconds * 1000.0
-        self._request(REQUEST_NAMES.get(api_key, str(api_key))).record(version, time_ms)
-        if api_key == ApiKey.FETCH:
+        stats = self._by_key.get(api_key)
+        if stats is None:
+            stats = self._by_key[api_key] = self._request(REQUEST_NAMES.get(api_key, str(api_key)))
+        by_version = stats.by_version
+        by_version[version] = by_version.get(version, 0) + 1
+        stats.time_ms_sum += time_ms
+        stats.recent_ms.append(time_ms)
+        if api_key == _FETCH:
             follower = body.get("replica_id", -1) >= 0
             self._request(FETCH_FOLLOWER if follower else FETCH_CONSUMER).record(version, time_ms)
 
@@ -129,7 +137,9 @@ class BrokerMetrics:
         """One topic of a Produce answer: a request per partition, failed when it has an error."""
         stats = self.topic(topic)
         stats.produce_requests += len(partitions)
-        stats.failed_produce_requests += sum(1 for p in partitions if p["error_code"])
+        for partition in partitions:
+            if partition["error_code"]:
+                stats.failed_produce_requests += 1
 
     def fetch_answered(self, responses: list[dict[str, Any]], from_follower: bool) -> None:
         """A Fetch answer: bytes out per topic (a follower's count as replication bytes)."""
