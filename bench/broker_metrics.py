@@ -14,7 +14,9 @@ for rates and off/on for CPU (1.0: no cost; 0.97: 3% worse). A steadier
 estimate beside them: the recorder's hot-path calls timed in this process
 (``recorder_us_per_*_request``) times the requests the broker answered,
 as a share of the broker's CPU in the same phases
-(``recorder_share_of_broker_cpu``; the scrapes are not in it).
+(``recorder_share_of_broker_cpu``; the scrapes are not in it). And the
+broker CPU one scrape costs (``broker_cpu_ms_per_scrape``, 50 scrapes of the
+idle broker after an on round).
 
 Prints one JSON line.
 """
@@ -84,6 +86,15 @@ class _Scraper:
         return self.scrapes
 
 
+def _scrape_cost_ms(pid: int, port: int, scrapes: int = 50) -> float:
+    """Broker CPU ms per ``/metrics`` scrape, the broker otherwise idle."""
+    url = f"http://127.0.0.1:{port}/metrics"
+    cpu = process_cpu_s(pid)
+    for _ in range(scrapes):
+        scrape(url)
+    return (process_cpu_s(pid) - cpu) / scrapes * 1000
+
+
 def one_round(count: int, metrics: bool) -> dict[str, float]:
     small = count // 4
     with tempfile.TemporaryDirectory(prefix="sluice-bench-metrics-") as tmp:
@@ -121,6 +132,7 @@ def one_round(count: int, metrics: bool) -> dict[str, float]:
                 requests = {
                     "produce_requests": page.total(total, request="Produce"),
                     "fetch_requests": page.total(total, request="Fetch"),
+                    "broker_cpu_ms_per_scrape": _scrape_cost_ms(pid, port),
                 }
         finally:
             if scraper is not None:
@@ -183,6 +195,7 @@ def run(count: int, rounds: int) -> dict[str, Any]:
     for name in ("scrapes", "produce_requests", "fetch_requests", "broker_cpu_s"):
         out[f"on_round_{name}_max"] = best["on"].pop(name)
         best["off"].pop(name, None)
+    out["broker_cpu_ms_per_scrape"] = round(best["on"].pop("broker_cpu_ms_per_scrape"), 2)
     for name in best["off"]:
         off, on = best["off"][name], best["on"][name]
         out[f"off_{name}"] = round(off, 3)
