@@ -121,7 +121,13 @@ class BrokerCollector(Collector):
             "Bytes sent to follower replicas in Fetch answers (ReplicationBytesOutPerSec).",
         )
         replication_out.add_metric([], self._metrics.replication_bytes_out)
-        families.append(replication_out)
+        replication_in = CounterMetricFamily(
+            TOPIC_METRICS + "replicationbytesin",
+            "Bytes appended from leaders by this broker's replica fetchers "
+            "(ReplicationBytesInPerSec).",
+        )
+        replication_in.add_metric([], self._metrics.replication_bytes_in)
+        families += [replication_out, replication_in]
         return families
 
     # -- RequestMetrics -----------------------------------------------------------------
@@ -163,12 +169,20 @@ class BrokerCollector(Collector):
     def _replica_families(self, partitions: list[Partition]) -> list[Metric]:
         leaders = [p for p in partitions if p.is_leader]
         under_replicated = under_min_isr = at_min_isr = 0
+        per_partition = GaugeMetricFamily(
+            "kafka_cluster_partition_underreplicated",
+            "1 when the partition (led here) has an ISR smaller than its replicas "
+            "(kafka.cluster:type=Partition,name=UnderReplicated).",
+            labels=["topic", "partition"],
+        )
         for partition in leaders:
             if partition.state is None:
                 continue  # a single node's partition has one replica: never under-replicated
             isr = partition.isr_size
             min_isr = partition.log.config.min_insync_replicas
-            under_replicated += isr < len(partition.state.replicas)
+            lagging = isr < len(partition.state.replicas)
+            per_partition.add_metric([partition.topic, str(partition.index)], int(lagging))
+            under_replicated += lagging
             under_min_isr += isr < min_isr
             at_min_isr += isr == min_isr
         metrics = self._metrics
@@ -192,6 +206,7 @@ class BrokerCollector(Collector):
             _counter(REPLICA_MANAGER + "isrexpands",
                      "ISR expansions of partitions this broker leads (IsrExpandsPerSec).",
                      metrics.isr_expands),
+            per_partition,
         ]
 
     # -- KafkaController ----------------------------------------------------------------

@@ -11,7 +11,8 @@ loop). No prometheus_client object is touched on the data path:
 - per produced partition: messages and bytes added to its topic's counters,
   once per partition of a Produce request (never per record);
 - per fetched partition: bytes out, once per partition of a Fetch answer;
-- ISR shrinks and expands of partitions this broker leads.
+- ISR shrinks and expands of partitions this broker leads; bytes the replica
+  fetchers append (replication bytes in).
 
 Request names are Kafka's (``ApiKeys.name``: ``Produce``, ``ListOffsets``...);
 a Fetch also counts as ``FetchConsumer`` or ``FetchFollower``, as Kafka's
@@ -100,6 +101,7 @@ class BrokerMetrics:
         self.isr_shrinks = 0
         self.isr_expands = 0
         self.replication_bytes_out = 0
+        self.replication_bytes_in = 0  # the replica fetchers add what they append
 
     def topic(self, name: str) -> TopicStats:
         stats = self.topics.get(name)

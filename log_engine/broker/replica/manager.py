@@ -185,6 +185,7 @@ class ReplicaManager:
                 endpoint,
                 fetch_wait_max_ms=config.replica_fetch_wait_max_ms,
                 fetch_max_bytes=config.replica_fetch_max_bytes,
+                metrics=self._broker.metrics,
             )
             self._fetchers[(state.leader, slot)] = fetcher
         fetcher.add(partition, state.leader_epoch)
@@ -209,6 +210,7 @@ class ReplicaManager:
                         endpoint,
                         fetch_wait_max_ms=self._broker.config.replica_fetch_wait_max_ms,
                         fetch_max_bytes=self._broker.config.replica_fetch_max_bytes,
+                        metrics=self._broker.metrics,
                     )
                     self._fetchers[key] = moved
                     for entry in fetcher.entries():

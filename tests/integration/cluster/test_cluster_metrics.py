@@ -89,12 +89,19 @@ def test_a_killed_follower_shows_as_under_replicated_and_an_isr_shrink(
         "the leader to report its partition under-replicated",
     )
     assert (_metric(leader, REPLICA_MANAGER + "isrshrinks_total") or 0) >= 1
+    page = scrape(leader.metrics_url)
+    assert page.value("kafka_cluster_partition_underreplicated", topic=TOPIC, partition="0") == 1
+    assert (page.value("kafka_server_brokertopicmetrics_replicationbytesout_total") or 0) > 0
     survivors = sorted(set(cluster.nodes) - {follower.node_id})
     wait_for(lambda: _isr(cluster) == survivors, "the ISR without the follower in Metadata")
     active = cluster.nodes[controllers[0]]
     assert _metric(active, "kafka_controller_kafkacontroller_offlinepartitionscount") == 0
 
-    # back again: it catches up, the ISR expands, nothing is under-replicated
+    # more records while it is away, then back again: it catches up (replication bytes
+    # in), the ISR expands, nothing is under-replicated
+    for i in range(100, 150):
+        producer.produce(TOPIC, f"order-{i}".encode())
+    assert producer.flush(30) == 0
     follower.start()
     wait_for(
         lambda: _metric(leader, REPLICA_MANAGER + "underreplicatedpartitions") == 0,
@@ -103,4 +110,6 @@ def test_a_killed_follower_shows_as_under_replicated_and_an_isr_shrink(
     )
     assert (_metric(leader, REPLICA_MANAGER + "isrexpands_total") or 0) >= 1
     page = scrape(follower.metrics_url)
-    assert page.value("kafka_log_log_logendoffset", topic=TOPIC, partition="0") == 100
+    assert page.value("kafka_log_log_logendoffset", topic=TOPIC, partition="0") == 150
+    assert (page.value("kafka_server_brokertopicmetrics_replicationbytesin_total") or 0) > 0
+    assert _metric(leader, "kafka_server_brokertopicmetrics_messagesin_total") == 150
