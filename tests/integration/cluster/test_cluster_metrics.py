@@ -92,6 +92,8 @@ def test_a_killed_follower_shows_as_under_replicated_and_an_isr_shrink(
     page = scrape(leader.metrics_url)
     assert page.value("kafka_cluster_partition_underreplicated", topic=TOPIC, partition="0") == 1
     assert (page.value("kafka_server_brokertopicmetrics_replicationbytesout_total") or 0) > 0
+    requests = "kafka_network_requestmetrics_requests_total"
+    assert page.total(requests, request="FetchFollower") > 0  # the followers' fetches
     survivors = sorted(set(cluster.nodes) - {follower.node_id})
     wait_for(lambda: _isr(cluster) == survivors, "the ISR without the follower in Metadata")
     active = cluster.nodes[controllers[0]]
