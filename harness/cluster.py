@@ -31,6 +31,8 @@ class ClusterNode:
         self.directory = directory
         self.broker_port = broker_port
         self.controller_port = controller_port
+        self.metrics_port: int | None = None
+        """The ``metrics.listeners`` port (``LocalCluster(metrics=True)``), else None."""
         self.properties = directory / f"node{node_id}.properties"
         self.log_path = directory / f"node{node_id}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -38,6 +40,11 @@ class ClusterNode:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
+
+    @property
+    def metrics_url(self) -> str:
+        assert self.metrics_port is not None, "LocalCluster(metrics=True) serves metrics"
+        return f"http://127.0.0.1:{self.metrics_port}/metrics"
 
     def start(self) -> None:
         out = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child
@@ -69,10 +76,17 @@ class LocalCluster:
     under ``directory``."""
 
     def __init__(
-        self, directory: Path, size: int = 3, brokers_only: int = 0, **overrides: str
+        self,
+        directory: Path,
+        size: int = 3,
+        brokers_only: int = 0,
+        *,
+        metrics: bool = False,
+        **overrides: str,
     ) -> None:
         """``size`` combined nodes (ids 1..size), then ``brokers_only`` nodes with
-        ``process.roles=broker`` (observers of the quorum)."""
+        ``process.roles=broker`` (observers of the quorum); ``metrics``: each node serves
+        ``GET /metrics`` on a free port (``ClusterNode.metrics_url``)."""
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.nodes = {
@@ -100,6 +114,9 @@ class LocalCluster:
                 "offsets.topic.num.partitions": "1",
                 **overrides,
             }
+            if metrics:
+                node.metrics_port = free_port()
+                props["metrics.listeners"] = f"http://127.0.0.1:{node.metrics_port}"
             node.properties.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
 
     @property

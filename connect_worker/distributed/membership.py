@@ -61,6 +61,7 @@ from connect_worker.distributed.protocol import (
     ConnectProtocol,
     WorkerMetadata,
 )
+from connect_worker.metrics.rebalance_metrics import RebalanceMetrics
 from connect_worker.runtime.status import TaskId
 from log_engine.client import (
     ClientConfig,
@@ -186,8 +187,10 @@ class WorkerGroupMember:
         rest_url: str,
         config_state: Callable[[], ConfigState],
         listener: RebalanceListener,
+        rebalance_metrics: RebalanceMetrics | None = None,
     ) -> None:
         self.settings = settings
+        self._rebalance_metrics = rebalance_metrics
         self.rest_url = rest_url
         self._config_state = config_state
         self._listener = listener
@@ -276,6 +279,8 @@ class WorkerGroupMember:
     protocol_type = PROTOCOL_TYPE
 
     def join_protocols(self) -> list[tuple[str, bytes]]:
+        if self._rebalance_metrics is not None:  # called as each JoinGroup is sent
+            self._rebalance_metrics.started(time.monotonic())
         state = self._config_state()
         metadata = WorkerMetadata(self.rest_url, state.offset, self._held())
         offered = self.settings.connect_protocol.offered()
@@ -399,6 +404,10 @@ class WorkerGroupMember:
             f", rejoin in {full.delay_ms} ms" if full.delay_ms else "",
         )  # fmt: skip
         await self._listener.on_assigned(full, generation)
+        if self._rebalance_metrics is not None and not full.failed:
+            self._rebalance_metrics.completed(
+                protocol_name, full.leader_url, generation, time.monotonic()
+            )
         if full.failed:
             await asyncio.sleep(self.settings.retry_backoff_ms / 1000)
             self._member.request_rejoin("the assignment failed (config offsets differed)")

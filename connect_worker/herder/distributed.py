@@ -68,6 +68,7 @@ from connect_worker.herder.request_signing import (
     verify,
     worker_signature_valid,
 )
+from connect_worker.metrics.rebalance_metrics import RebalanceMetrics
 from connect_worker.plugins import UnknownPluginError
 from connect_worker.runtime.connector_instance import connector_type
 from connect_worker.runtime.settings import RuntimeSettings
@@ -131,11 +132,16 @@ class DistributedHerder(Herder):
         self._forward = Forwarder(
             RestTlsSettings(config.props), lambda: self._configs.snapshot().session_key
         )
+        rebalance_metrics = None
+        if self._worker.metrics is not None:
+            rebalance_metrics = RebalanceMetrics(self._worker.metrics.window, time.monotonic())
+            self._worker.metrics.rebalance = rebalance_metrics
         self._member = WorkerGroupMember(
             config.group,
             rest_url=config.advertised_url,
             config_state=self._config_state,
             listener=self,
+            rebalance_metrics=rebalance_metrics,
         )
         self._loop: asyncio.AbstractEventLoop | None = None
         self._member_thread = threading.Thread(

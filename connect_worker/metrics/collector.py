@@ -139,6 +139,8 @@ class WorkerCollector(Collector):
                 f"{WORKER}{what}_startup_attempts_total",
                 f"{what.capitalize()} start attempts.", [], [], attempts,
             )
+        if self._metrics.rebalance is not None:
+            self._metrics.rebalance.render(out, time.monotonic())
         me = self._herder.worker_id()
         for status in running:
             mine = [t for t in status.tasks if t.worker_id == me]

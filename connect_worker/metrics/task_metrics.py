@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from connect_worker.metrics.plugin_metrics import PluginMetrics
+from connect_worker.metrics.rebalance_metrics import RebalanceMetrics
 from connect_worker.metrics.stats import SampleWindow, WindowedStat
 from connect_worker.runtime.status import TaskId
 from connect_worker.states import State
@@ -184,6 +185,8 @@ class WorkerMetrics:
 
     window: SampleWindow = field(default_factory=SampleWindow)
     counters: dict[str, int] = field(default_factory=dict)
+    rebalance: RebalanceMetrics | None = None
+    """A distributed worker's ``connect-worker-rebalance-metrics`` (its herder sets it)."""
     _tasks: dict[TaskId, TaskMetrics] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -23,6 +23,8 @@ from log_engine.broker.cluster.node import ClusterNode
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
+from log_engine.broker.metrics import BrokerMetrics
+from log_engine.broker.metrics.endpoint import MetricsEndpoint
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
@@ -80,6 +82,11 @@ class Broker:
         single node, or when a test passes its own ``quorum_listener``."""
         self._maintenance: asyncio.Task[None] | None = None
         self._maintenance_run: asyncio.Future[None] | None = None
+        self.metrics: BrokerMetrics | None = (
+            BrokerMetrics() if config.metrics_address is not None else None
+        )
+        """The running counters behind ``GET /metrics``; None when metrics.listeners is unset."""
+        self.metrics_endpoint: MetricsEndpoint | None = None
 
     @property
     def advertised(self) -> Listener:
@@ -99,14 +106,28 @@ class Broker:
         self.config.log_dir.mkdir(parents=True, exist_ok=True)
         if self.cluster is not None:
             ensure_formatted(self.config.log_dir, self.cluster.cluster_id, self.node_id)
-        await self._start_quorum()
-        if self.cluster_node is not None:
-            self.cluster_node.start_controller()
-        if self.serves_clients:
-            await self._start_broker()
+        self._start_metrics()  # first: a busy metrics port fails before anything else runs
+        try:
+            await self._start_quorum()
             if self.cluster_node is not None:
-                self.cluster_node.start_broker()
+                self.cluster_node.start_controller()
+            if self.serves_clients:
+                await self._start_broker()
+                if self.cluster_node is not None:
+                    self.cluster_node.start_broker()
+        except BaseException:
+            if self.metrics_endpoint is not None:
+                self.metrics_endpoint.stop()
+                self.metrics_endpoint = None
+            raise
         log.info("node %d started in %.2fs", self.node_id, time.monotonic() - started)
+
+    def _start_metrics(self) -> None:
+        address = self.config.metrics_address
+        if self.metrics is None or address is None:
+            return
+        self.metrics_endpoint = MetricsEndpoint(self, self.metrics, *address)
+        self.metrics_endpoint.start()
 
     async def _start_quorum(self) -> None:
         if self.quorum is None:
@@ -168,6 +189,9 @@ class Broker:
             await self.quorum.stop()
         if self.serves_clients:
             await self._stop_broker()
+        if self.metrics_endpoint is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self.metrics_endpoint.stop)
+            self.metrics_endpoint = None
         log.info("node %d stopped", self.node_id)
 
     async def _stop_broker(self) -> None:

@@ -338,6 +338,12 @@ class BrokerConfig(BaseModel):
         le=64,
         description="Fetcher tasks per leader broker; partitions are spread over them.",
     )
+    metrics_listeners: str | None = Field(
+        None,
+        alias="metrics.listeners",
+        description="Sluice's key: http://host:port of the Prometheus GET /metrics endpoint "
+        "(docs/metrics.md); unset: no endpoint, nothing measured.",
+    )
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )
@@ -352,6 +358,14 @@ class BrokerConfig(BaseModel):
         if value == 0:
             raise ValueError("must be positive, or -1 for unbounded")
         return value
+
+    @field_validator("metrics_listeners")
+    @classmethod
+    def _check_metrics_listeners(cls, value: str | None) -> str | None:
+        if value is not None and value.strip():
+            parse_metrics_listener(value)
+            return value.strip()
+        return None
 
     @field_validator("max_connections_per_ip_overrides")
     @classmethod
@@ -457,6 +471,13 @@ class BrokerConfig(BaseModel):
         return Listener(bound.name, host, bound.port)
 
     @property
+    def metrics_address(self) -> tuple[str, int] | None:
+        """``metrics.listeners`` as (host, port); None when unset (metrics off)."""
+        if self.metrics_listeners is None:
+            return None
+        return parse_metrics_listener(self.metrics_listeners)
+
+    @property
     def log_dir(self) -> Path:
         return Path(self.log_dirs.split(",")[0])
 
@@ -504,6 +525,17 @@ _PRECEDENCE = {
     "retention.ms": ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
     "segment.ms": ("log.roll.ms", "log.roll.hours"),
 }
+
+
+def parse_metrics_listener(text: str) -> tuple[str, int]:
+    """``metrics.listeners``: one ``http://host:port`` (host may be empty or ``[::1]``)."""
+    scheme, sep, address = text.strip().partition("://")
+    host, colon, port = address.rpartition(":")
+    if scheme.lower() != "http" or not sep or not colon or not port.isdigit():
+        raise ValueError(f"{text!r} is not http://host:port (one listener, plain HTTP)")
+    if int(port) > 65535:
+        raise ValueError(f"{text!r}: port {port} is above 65535")
+    return host.strip("[]"), int(port)
 
 
 def parse_ip_overrides(text: str) -> dict[str, int]:

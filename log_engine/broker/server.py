@@ -22,6 +22,7 @@ import logging
 import os
 import socket
 import struct
+import time
 from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
@@ -234,6 +235,7 @@ class Connection:
         self._start = 0
         self._end = 0
         config = broker.config
+        self._metrics = None if controller else broker.metrics  # client APIs only
         self._max_frame = config.socket_request_max_bytes
         self._idle_s = config.connections_max_idle_ms / 1000
         self._body_s = config.socket_request_body_timeout_ms / 1000
@@ -273,6 +275,7 @@ class Connection:
             self._held_bytes = 0
 
     async def _serve(self, frame: memoryview) -> None:
+        started = time.perf_counter()  # TotalTimeMs: from the request read to its answer sent
         if self._auth is not None and self._auth.expects_raw_token:
             await self._send([await self._auth.raw_token(frame, self._peer)])
             return
@@ -307,6 +310,10 @@ class Connection:
         response = await handler(context, body)
         if response is not None:
             await self._send(encode_response(header, response))
+        if self._metrics is not None:
+            self._metrics.request_done(
+                header.api_key, header.api_version, body, time.perf_counter() - started
+            )
 
     async def _read_frame(self) -> memoryview:
         async with asyncio.timeout(self._idle_s):

@@ -38,6 +38,8 @@ async def handle_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, A
         if size >= body["min_bytes"] or remaining <= 0 or not waitable:
             break
         await _wait_for_data(waitable, remaining)
+    if ctx.broker.metrics is not None:
+        ctx.broker.metrics.fetch_answered(responses, body.get("replica_id", -1) >= 0)
     return {"throttle_time_ms": 0, "error_code": 0, "session_id": 0, "responses": responses}
 
 

@@ -53,6 +53,8 @@ async def handle_produce(ctx: RequestContext, body: dict[str, Any]) -> dict[str,
             for p in topic["partition_data"]
         ]
         responses.append({"name": name, "partition_responses": partitions})
+        if ctx.broker.metrics is not None:
+            ctx.broker.metrics.produce_answered(name, partitions)
     if waits:
         await _wait_replicated(waits, body.get("timeout_ms", 30_000))
     if acks == 0:
@@ -125,6 +127,8 @@ def _produce_partition(
             "error_message": exc.detail,
             "record_errors": _record_errors(exc),
         }
+    if ctx.broker.metrics is not None:
+        ctx.broker.metrics.appended(topic, outcome.next_offset - outcome.base_offset, len(records))
     answer = {
         **result,
         "base_offset": outcome.base_offset,

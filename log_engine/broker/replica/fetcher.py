@@ -36,6 +36,7 @@ from log_engine.records.batch import BATCH_HEADER_SIZE
 from log_engine.storage.leader_epoch import UNDEFINED_OFFSET
 
 if TYPE_CHECKING:
+    from log_engine.broker.metrics import BrokerMetrics
     from log_engine.broker.partition import Partition
 
 log = logging.getLogger(__name__)
@@ -67,8 +68,10 @@ class ReplicaFetcher:
         *,
         fetch_wait_max_ms: int,
         fetch_max_bytes: int,
+        metrics: BrokerMetrics | None = None,
     ) -> None:
         self.node_id = node_id
+        self._metrics = metrics  # replication bytes in
         self.leader_id = leader_id
         self.endpoint = endpoint
         self._wait_ms = fetch_wait_max_ms
@@ -287,6 +290,8 @@ class ReplicaFetcher:
                     part.restart_at(base)
             try:
                 part.append_replica(data)
+                if self._metrics is not None:
+                    self._metrics.replication_bytes_in += len(data)
             except KafkaError as exc:
                 log.warning("%s-%d: replica append refused: %s", part.topic, part.index, exc)
                 entry.truncated = False

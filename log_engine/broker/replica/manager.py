@@ -111,7 +111,7 @@ class ReplicaManager:
                 return
             if state.leader == current.leader:
                 if partition.leader_state is not None:
-                    partition.update_leader(state, now_ms)
+                    self._update_leader(partition, state, now_ms)
                 else:
                     partition.state = state
                 return
@@ -131,6 +131,14 @@ class ReplicaManager:
         self._unfollow(state.topic, state.partition)
         if state.leader != NO_LEADER:
             self._follow(partition, state)
+
+    def _update_leader(self, partition: Partition, state: PartitionState, now_ms: int) -> None:
+        """A new ISR or replica set in this leader's epoch; ISR shrinks and expands are
+        counted whether this leader asked for them or the controller made them (fencing)."""
+        before = partition.isr_size
+        partition.update_leader(state, now_ms)
+        if self._broker.metrics is not None:
+            self._broker.metrics.isr_changed(before, partition.isr_size)
 
     def _drop(self, state: PartitionState) -> None:
         """No longer a replica here: stop fetching and serving (the log stays on disk)."""
@@ -177,6 +185,7 @@ class ReplicaManager:
                 endpoint,
                 fetch_wait_max_ms=config.replica_fetch_wait_max_ms,
                 fetch_max_bytes=config.replica_fetch_max_bytes,
+                metrics=self._broker.metrics,
             )
             self._fetchers[(state.leader, slot)] = fetcher
         fetcher.add(partition, state.leader_epoch)
@@ -201,6 +210,7 @@ class ReplicaManager:
                         endpoint,
                         fetch_wait_max_ms=self._broker.config.replica_fetch_wait_max_ms,
                         fetch_max_bytes=self._broker.config.replica_fetch_max_bytes,
+                        metrics=self._broker.metrics,
                     )
                     self._fetchers[key] = moved
                     for entry in fetcher.entries():
@@ -266,7 +276,7 @@ class ReplicaManager:
                 and result.partition_epoch > current.partition_epoch
             ):
                 self.states[(result.topic, result.partition)] = result
-                partition.update_leader(result, _now_ms())
+                self._update_leader(partition, result, _now_ms())
                 log.info(
                     "%s-%d: ISR is now %s (partition epoch %d)",
                     result.topic,
