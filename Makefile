@@ -36,7 +36,9 @@ lint: $(VENV)/.installed-dev
 
 test: system-deps $(VENV)/.installed-dev test-brokers lint
 	$(BIN)/pytest -n 2 tests/unit        # pure and CPU-bound: both cores
-	$(BIN)/pytest --ignore=tests/unit    # real servers and processes, one test at a time
+	# real servers and processes: two files at a time (each file's tests together, so a
+	# module's servers start once); most of these tests wait on processes, not the CPU
+	$(BIN)/pytest -n 2 --dist loadfile --ignore=tests/unit
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.storage --quick
