@@ -42,6 +42,10 @@ log = logging.getLogger(__name__)
 CLUSTER_ID = "sluice-cluster-000000"
 
 
+class LogDirFailedError(RuntimeError):
+    """A clustered broker's log directory failed: the process stops (exit non-zero)."""
+
+
 class Broker:
     """One broker process's state and services."""
 
@@ -65,6 +69,8 @@ class Broker:
             else None
         )
         self.logs: LogManager
+        #: Set (with LogDirFailedError) when a clustered broker's log dir fails.
+        self.log_dir_failure: asyncio.Future[None] | None = None
         self.topics: TopicManager
         self.offsets: OffsetStore
         self.groups = GroupCoordinator(
@@ -162,6 +168,8 @@ class Broker:
             self.config.offsets_topic_segment_bytes,
         )
         self.producer_ids = ProducerIdManager(self.config.log_dir)
+        if self.cluster_node is not None:
+            self._stop_on_log_dir_failure()
         self.groups.start()
         # a clustered broker accepts clients once the controller unfenced it
         await self.server.start(self.config.listener, accepting=self.cluster_node is None)
@@ -179,6 +187,30 @@ class Broker:
                 "the C record check is not built (pip install -e . builds it): produce uses "
                 "the pure-Python fallback, ~2-3 us of CPU per record instead of ~0.01"
             )
+
+    def _stop_on_log_dir_failure(self) -> None:
+        """In a cluster, a broker whose log directory failed stops (Kafka halts a broker
+        whose log dirs have all failed): its leaderships and ISR places then move to
+        replicas that can still write, instead of the partitions refusing every write."""
+        loop = asyncio.get_running_loop()
+        failure: asyncio.Future[None] = loop.create_future()
+        self.log_dir_failure = failure
+
+        def failed(reason: str) -> None:
+            if failure.done():
+                return
+            log.critical(
+                "broker %d must stop: its log dir %s failed (%s); the controller moves "
+                "its partitions to in-sync replicas. Free space or fix the disk, then "
+                "start it again: it catches up from the leaders.",
+                self.node_id, self.config.log_dir, reason,
+            )  # fmt: skip
+            failure.set_exception(LogDirFailedError(f"log dir {self.config.log_dir}: {reason}"))
+
+        def from_any_thread(reason: str) -> None:
+            loop.call_soon_threadsafe(failed, reason)
+
+        self.logs.state.on_offline(from_any_thread)
 
     async def stop(self) -> None:
         if self.cluster_node is not None:
@@ -240,9 +272,13 @@ async def run_broker(
         waits: list[asyncio.Future[Any]] = [stopping]
         if broker.quorum is not None:
             waits.append(broker.quorum.failure)
+        if broker.log_dir_failure is not None:
+            waits.append(broker.log_dir_failure)
         await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
         stopping.cancel()
     finally:
         await broker.stop()
     if broker.quorum is not None and broker.quorum.failure.done():
         broker.quorum.failure.result()  # raises QuorumFailedError: the process exits non-zero
+    if broker.log_dir_failure is not None and broker.log_dir_failure.done():
+        broker.log_dir_failure.result()  # raises LogDirFailedError: the same

@@ -11,12 +11,15 @@ whole batches below the log end offset.
 
 The state never goes back to online in a running process: a broker restarted
 on the directory (once space is free or the disk is fixed) opens it afresh.
+Listeners (:meth:`LogDirState.on_offline`) hear of the change once: a broker
+of a cluster stops then, so that its partitions move to in-sync replicas.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from log_engine.errors import LogDirOfflineError
@@ -31,6 +34,17 @@ class LogDirState:
         self.log_dir = log_dir
         self._lock = threading.Lock()
         self._offline_reason: str | None = None
+        self._listeners: list[Callable[[str], None]] = []
+
+    def on_offline(self, listener: Callable[[str], None]) -> None:
+        """Call ``listener(reason)`` once when the directory goes offline (from the
+        thread whose write failed; at once if it is offline already)."""
+        with self._lock:
+            reason = self._offline_reason
+            if reason is None:
+                self._listeners.append(listener)
+        if reason is not None:
+            listener(reason)
 
     @property
     def offline(self) -> bool:
@@ -46,6 +60,7 @@ class LogDirState:
             if self._offline_reason is not None:
                 return
             self._offline_reason = reason
+            listeners, self._listeners = self._listeners, []
         log.error(
             "log dir %s is now OFFLINE for writes: %s. Its partitions answer "
             "KAFKA_STORAGE_ERROR to produce until the broker restarts on it "
@@ -53,6 +68,11 @@ class LogDirState:
             self.log_dir,
             reason,
         )
+        for listener in listeners:
+            try:
+                listener(reason)
+            except Exception:
+                log.exception("a listener of log dir %s going offline failed", self.log_dir)
 
     def check_online(self, what: str) -> None:
         """Raise LogDirOfflineError (naming ``what``) if the directory is offline."""
