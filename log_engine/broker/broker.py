@@ -23,6 +23,7 @@ from log_engine.broker.cluster.node import ClusterNode
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
+from log_engine.broker.group_ownership import GroupOwnership
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
@@ -65,6 +66,8 @@ class Broker:
         self.logs: LogManager
         self.topics: TopicManager
         self.offsets: OffsetStore
+        self.ownership: GroupOwnership
+        """Which groups this broker coordinates (every one on a single node)."""
         self.groups = GroupCoordinator(
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
             min_session_timeout_ms=config.group_min_session_timeout_ms,
@@ -135,11 +138,20 @@ class Broker:
         defaults = LogConfig.from_properties(self.config.default_topic_properties())
         self.logs = LogManager.open(self.config.log_dir, defaults)
         self.topics = TopicManager(self.logs)
-        self.offsets = OffsetStore(
-            self.topics,
-            self.config.offsets_topic_num_partitions,
-            self.config.offsets_topic_segment_bytes,
-        )
+        if self.cluster_node is None:
+            self.offsets = OffsetStore.local(
+                self.topics,
+                self.config.offsets_topic_num_partitions,
+                self.config.offsets_topic_segment_bytes,
+            )
+        else:
+            self.offsets = OffsetStore.replicated_store(
+                self.topics,
+                self.cluster_node.offsets_partition_count,
+                self.config.offsets_commit_timeout_ms,
+            )
+        self.ownership = GroupOwnership(self.offsets, self.groups)
+        self.replicas.role_listeners.append(self.ownership.partition_changed)
         self.producer_ids = ProducerIdManager(self.config.log_dir)
         self.groups.start()
         # a clustered broker accepts clients once the controller unfenced it
@@ -179,6 +191,7 @@ class Broker:
             await self._maintenance_run  # a pass in progress ends before the logs close
         await self.replicas.stop()
         await self.server.stop()
+        await self.ownership.stop()
         await self.groups.stop()
         self.logs.close()
 
