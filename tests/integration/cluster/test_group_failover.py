@@ -283,6 +283,13 @@ def test_a_broker_that_is_not_the_coordinator_answers_not_coordinator(
         if node_id == coordinator:
             continue
         port = node.broker_port
+        # FindCoordinator v4 (KIP-699): a batch of keys, one answer each, all the leader
+        batch = {"key_type": 0, "coordinator_keys": ["g", "h"]}
+        answers = _send(port, ApiKey.FIND_COORDINATOR, batch, 4)["coordinators"]
+        assert [(a["key"], a["error_code"], a["node_id"]) for a in answers] == [
+            ("g", 0, coordinator),
+            ("h", 0, coordinator),
+        ]
         assert _commit(port, "g", "t", 7) == ErrorCode.NOT_COORDINATOR
         assert _fetch(port, "g", "t")[0] == ErrorCode.NOT_COORDINATOR
         heartbeat = {"group_id": "g", "generation_id": 1, "member_id": "m"}
