@@ -64,8 +64,8 @@ class GroupOwnership:
 
     def partition_changed(self, partition: Partition) -> None:
         """After the replica manager applied a state to ``partition``."""
-        if partition.topic != OFFSETS_TOPIC:
-            return
+        if partition.topic != OFFSETS_TOPIC or not self._offsets.replicated:
+            return  # a single node's local topic: every group is here, loaded at start
         index = partition.index
         if partition.state is not None and partition.leader_state is not None:
             if index not in self._leading:

@@ -42,6 +42,7 @@ class OffsetsTopic:
         self._config = config
         self._creating: asyncio.Task[str | None] | None = None
         self._capped_logged = False
+        self._last_refusal: str | None = None
 
     def partition_count(self) -> int:
         """The topic's partitions in the image (the configured count before it exists)."""
@@ -89,7 +90,9 @@ class OffsetsTopic:
                 f"{OFFSETS_TOPIC} needs {factor} unfenced brokers "
                 f"(offsets.topic.replication.factor), only {unfenced} are"
             )
-            log.info("not creating %s yet: %s", OFFSETS_TOPIC, why)
+            if why != self._last_refusal:  # clients ask again every retry.backoff.ms
+                log.warning("not creating %s yet: %s", OFFSETS_TOPIC, why)
+                self._last_refusal = why
             return why
         body = {
             "topics": [

@@ -336,3 +336,30 @@ def test_a_commit_without_min_insync_replicas_fails_retriably_and_loses_nothing(
     finally:
         for node in cluster.nodes.values():
             node.kill(signal.SIGKILL)
+
+
+def test_offsets_topic_waits_for_its_replication_factor_of_brokers(tmp_path: Path) -> None:
+    cluster = LocalCluster(tmp_path, **{"broker.heartbeat.interval.ms": "500"})
+    try:
+        for node_id in (1, 2):  # a quorum, but two brokers of three
+            cluster.nodes[node_id].start()
+        cluster.wait_registered()
+        find = {"key": "g", "key_type": 0}
+        answer = _send(cluster.nodes[1].broker_port, ApiKey.FIND_COORDINATOR, find, 2)
+        assert answer["error_code"] == ErrorCode.COORDINATOR_NOT_AVAILABLE
+        assert answer["error_message"] == (
+            "__consumer_offsets needs 3 unfenced brokers "
+            "(offsets.topic.replication.factor), only [1, 2] are"
+        )
+        assert "not creating __consumer_offsets yet" in cluster.nodes[1].log_text()
+
+        cluster.nodes[3].start()
+        cluster.wait_registered()
+        _coordinator(cluster, "g")
+        _wait_offsets_isr(cluster, [1, 2, 3])
+    except BaseException:
+        print(cluster.logs())
+        raise
+    finally:
+        for node in cluster.nodes.values():
+            node.kill(signal.SIGKILL)
