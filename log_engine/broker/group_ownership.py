@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_LOAD_RETRY_S = 1.0
+
 
 class GroupOwnership:
     """The loading and owned ``__consumer_offsets`` partitions of a clustered broker."""
@@ -80,7 +82,16 @@ class GroupOwnership:
     async def _load(self, partition: Partition, leader_epoch: int) -> None:
         index = partition.index
         end = partition.log.log_end_offset
-        offsets, records = read_offsets(partition, end)
+        # read in a thread (a big compacted partition takes a while); nothing is appended
+        # to it meanwhile: commits wait for the load, and a leader fetches from no one
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                offsets, records = await loop.run_in_executor(None, read_offsets, partition, end)
+                break
+            except Exception:
+                log.exception("%s-%d: loading failed; trying again", OFFSETS_TOPIC, index)
+                await asyncio.sleep(_LOAD_RETRY_S)
         code = await partition.wait_replicated(end)
         still_leading = (
             self._leading.get(index) == leader_epoch and partition.leader_state is not None
