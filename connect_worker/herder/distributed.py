@@ -163,7 +163,8 @@ class DistributedHerder(Herder):
             return
         self._stopped = True
         self._stopping.set()
-        self._member_thread.join(30)
+        if self._member_thread.is_alive():  # not started when start() failed early
+            self._member_thread.join(30)
         try:
             self._control.call(self._stop_everything)
         except ControlThreadStopped:
