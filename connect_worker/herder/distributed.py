@@ -189,7 +189,8 @@ class DistributedHerder(Herder):
         with self._lock:
             if self._key_timer is not None:
                 self._key_timer.cancel()
-        self._member_thread.join(30)
+        if self._member_thread.is_alive():  # not started when start() failed early
+            self._member_thread.join(30)
         try:
             self._control.call(self._stop_everything)
         except ControlThreadStopped:

@@ -2,7 +2,9 @@
 controller quorum in one object.
 
 ``Broker(config)`` wires the pieces together; ``await broker.start()`` opens the
-log directory (taking its lock), loads committed offsets, binds the listener and
+log directory (taking its lock), loads committed offsets (a single node; in a
+cluster each leader of a ``__consumer_offsets`` partition loads its own, see
+``group_ownership.py``), binds the listener and
 starts the maintenance loop (flush.ms, retention, compaction, checkpoints).
 With ``controller.quorum.voters`` set it first checks (or, on the first start,
 writes) ``meta.properties``, then runs the Raft quorum (:attr:`quorum`: a voter
@@ -23,6 +25,7 @@ from log_engine.broker.cluster.node import ClusterNode
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
 from log_engine.broker.group_coordinator import GroupCoordinator
+from log_engine.broker.group_ownership import GroupOwnership
 from log_engine.broker.metrics import BrokerMetrics
 from log_engine.broker.metrics.endpoint import MetricsEndpoint
 from log_engine.broker.offset_store import OffsetStore
@@ -73,6 +76,8 @@ class Broker:
         self.log_dir_failure: asyncio.Future[None] | None = None
         self.topics: TopicManager
         self.offsets: OffsetStore
+        self.ownership: GroupOwnership
+        """Which groups this broker coordinates (every one on a single node)."""
         self.groups = GroupCoordinator(
             initial_rebalance_delay_ms=config.group_initial_rebalance_delay_ms,
             min_session_timeout_ms=config.group_min_session_timeout_ms,
@@ -162,11 +167,20 @@ class Broker:
         defaults = LogConfig.from_properties(self.config.default_topic_properties())
         self.logs = LogManager.open(self.config.log_dir, defaults)
         self.topics = TopicManager(self.logs)
-        self.offsets = OffsetStore(
-            self.topics,
-            self.config.offsets_topic_num_partitions,
-            self.config.offsets_topic_segment_bytes,
-        )
+        if self.cluster_node is None:
+            self.offsets = OffsetStore.local(
+                self.topics,
+                self.config.offsets_topic_num_partitions,
+                self.config.offsets_topic_segment_bytes,
+            )
+        else:
+            self.offsets = OffsetStore.replicated_store(
+                self.topics,
+                self.cluster_node.offsets_partition_count,
+                self.config.offsets_commit_timeout_ms,
+            )
+        self.ownership = GroupOwnership(self.offsets, self.groups)
+        self.replicas.role_listeners.append(self.ownership.partition_changed)
         self.producer_ids = ProducerIdManager(self.config.log_dir)
         if self.cluster_node is not None:
             self._stop_on_log_dir_failure()
@@ -235,6 +249,7 @@ class Broker:
             await self._maintenance_run  # a pass in progress ends before the logs close
         await self.replicas.stop()
         await self.server.stop()
+        await self.ownership.stop()
         await self.groups.stop()
         self.logs.close()
 

@@ -289,6 +289,26 @@ class BrokerConfig(BaseModel):
         ge=1,
         description="Partitions of __consumer_offsets.",
     )
+    offsets_topic_replication_factor: int = Field(
+        3,
+        alias="offsets.topic.replication.factor",
+        ge=1,
+        description=(
+            "Replication factor of __consumer_offsets in a cluster (created through the "
+            "controller on the first FindCoordinator). Capped at the cluster's size (the "
+            "larger of its controller voters and registered brokers), with a warning; the "
+            "creation waits until that many brokers are unfenced."
+        ),
+    )
+    offsets_commit_timeout_ms: int = Field(
+        5000,
+        alias="offsets.commit.timeout.ms",
+        ge=1,
+        description=(
+            "An offset commit in a cluster waits this long for the in-sync replicas of "
+            "its __consumer_offsets partition, then fails with COORDINATOR_NOT_AVAILABLE."
+        ),
+    )
     offsets_topic_segment_bytes: int = Field(
         104_857_600,
         alias="offsets.topic.segment.bytes",

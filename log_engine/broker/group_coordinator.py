@@ -1,6 +1,8 @@
 """The group coordinator: JoinGroup/SyncGroup barriers, heartbeats, session expiry.
 
-Every group is coordinated by this broker. A join parks the member's request
+Every group known here is coordinated by this broker (in a cluster, the groups of
+the ``__consumer_offsets`` partitions it leads: ``group_ownership.py`` unloads the
+others). A join parks the member's request
 until the rebalance completes: when every known member has rejoined, or the
 rebalance timeout expires (members that did not rejoin are dropped). The first
 rebalance of an empty group waits ``group.initial.rebalance.delay.ms`` so that
@@ -280,6 +282,24 @@ class GroupCoordinator:
             group.generation_id += 1
         else:
             self._prepare_rebalance(group)
+
+    def unload(self, group_ids: Iterable[str]) -> None:
+        """Another broker coordinates these groups now: forget them, and answer their
+        members' waiting joins and syncs NOT_COORDINATOR (they look the coordinator up
+        again and rejoin there)."""
+        for group_id in group_ids:
+            group = self.groups.pop(group_id, None)
+            if (timer := self._timers.pop(group_id, None)) is not None:
+                timer.cancel()
+            if group is None:
+                continue
+            for member in group.members.values():
+                if member.join_waiter is not None and not member.join_waiter.done():
+                    member.join_waiter.set_result(
+                        JoinResult(ErrorCode.NOT_COORDINATOR, member_id=member.member_id)
+                    )
+                if member.sync_waiter is not None and not member.sync_waiter.done():
+                    member.sync_waiter.set_result((ErrorCode.NOT_COORDINATOR, b""))
 
     def is_member(self, group_id: str, member_id: str, generation_id: int) -> int:
         """Validate an offset commit's member and generation; ErrorCode.NONE when it may commit."""

@@ -31,6 +31,7 @@ from log_engine.client import errors
 from log_engine.client.assignors import assignor_for
 from log_engine.client.cluster import Cluster
 from log_engine.client.config import ConsumerConfig
+from log_engine.client.connection import BrokerConnection
 from log_engine.client.consumer_protocol import Assignment, Subscription
 from log_engine.client.fetcher import Fetcher
 from log_engine.client.group_member import GroupMember, GroupMemberInfo, MembershipSettings
@@ -291,7 +292,19 @@ class Consumer:
         await self.start()
         member = self._require_group()
         conn = await member.coordinator()
-        return await fetch_committed(conn, member.settings.group_id, list(partitions))
+        return await self._fetch_committed(member, conn, list(partitions))
+
+    @staticmethod
+    async def _fetch_committed(
+        member: GroupMember, conn: BrokerConnection, tps: list[TopicPartition]
+    ) -> dict[TopicPartition, OffsetAndMetadata | None]:
+        """OffsetFetch at the coordinator; one that answers it no longer is is forgotten."""
+        try:
+            return await fetch_committed(conn, member.settings.group_id, tps)
+        except errors.KafkaError as exc:
+            if exc.errno in errors.COORDINATOR_ERRORS:
+                member.coordinator_dead(str(exc))
+            raise
 
     def _require_group(self) -> GroupMember:
         if self._member is None:
@@ -340,7 +353,7 @@ class Consumer:
                 states[tp].reset_to = self._subs.default_reset
             return
         conn = await self._member.coordinator()
-        committed = await fetch_committed(conn, self._member.settings.group_id, ask)
+        committed = await self._fetch_committed(self._member, conn, ask)
         for tp in ask:
             state = states.get(tp)
             if state is None or state.position is not None:

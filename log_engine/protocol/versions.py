@@ -77,7 +77,9 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.METADATA: (0, 8),
         ApiKey.OFFSET_COMMIT: (2, 7),
         ApiKey.OFFSET_FETCH: (1, 5),
-        ApiKey.FIND_COORDINATOR: (0, 2),
+        # v3-4 are flexible (an exception to decision 1, as the SCRAM APIs below): v4
+        # asks for a batch of coordinator keys (KIP-699), as Java clients and ours do
+        ApiKey.FIND_COORDINATOR: (0, 4),
         ApiKey.JOIN_GROUP: (0, 5),
         ApiKey.HEARTBEAT: (0, 3),
         ApiKey.LEAVE_GROUP: (0, 3),

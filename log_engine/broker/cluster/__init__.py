@@ -14,6 +14,9 @@ One concept per module:
 - ``local_state``: the image's partition states and topic configs to this broker's logs
 - ``admin``: CreateTopics / DeleteTopics through the controller
 - ``metadata_answer``: the Metadata response from the image
-- ``coordinator_choice``: which broker FindCoordinator names for a group (interim)
+- ``coordinator_choice``: which broker FindCoordinator names for a group (the leader
+  of its ``__consumer_offsets`` partition)
+- ``offsets_topic``: ``__consumer_offsets`` created through the controller on the
+  first FindCoordinator
 - ``node``: ``ClusterNode``, which starts and stops all of the above for a ``Broker``
 """

@@ -47,8 +47,9 @@ def _config_error(configs: dict[str, str]) -> str | None:
     return None
 
 
-async def create_topics(node: ClusterNode, body: Body) -> list[Body]:
-    """The CreateTopics results (one per topic of ``body``)."""
+async def create_topics(node: ClusterNode, body: Body, internal: bool = False) -> list[Body]:
+    """The CreateTopics results (one per topic of ``body``); ``internal``: the broker's
+    own request, which may create ``__consumer_offsets``."""
     timeout_ms = max(int(body.get("timeout_ms") or 30_000), 1000)
     results: dict[str, Body] = {}
     forward = []
@@ -64,11 +65,11 @@ async def create_topics(node: ClusterNode, body: Body) -> list[Body]:
             "configs": [],
         }
         results[name] = result
-        if name == OFFSETS_TOPIC:
+        if name == OFFSETS_TOPIC and not internal:
             result.update(
                 error_code=int(ErrorCode.INVALID_TOPIC_EXCEPTION),
-                error_message=f"{OFFSETS_TOPIC} is internal (each broker's group coordinator "
-                "keeps its own; it is not replicated yet)",
+                error_message=f"{OFFSETS_TOPIC} is internal: the brokers create it on the "
+                "first FindCoordinator",
             )
             continue
         problem = _config_error(configs)

@@ -27,6 +27,7 @@ from log_engine.broker.cluster.channel import ControllerChannel
 from log_engine.broker.cluster.controller_service import ControllerService
 from log_engine.broker.cluster.lifecycle import BrokerLifecycle
 from log_engine.broker.cluster.local_state import LocalReplicaState
+from log_engine.broker.cluster.offsets_topic import OffsetsTopic
 from log_engine.broker.cluster.producer_ids import ControllerProducerIds
 from log_engine.broker.cluster.snapshots import MetadataSnapshotter
 from log_engine.controller import ControllerConfig
@@ -89,6 +90,7 @@ class ClusterNode:
             config.broker_heartbeat_interval_ms,
         )
         self.producer_ids = ControllerProducerIds(self.channel, self.lifecycle)
+        self.offsets_topic = OffsetsTopic(self, config)
         self._broker_started = False
         self._serving: asyncio.Task[None] | None = None
 
@@ -96,6 +98,10 @@ class ClusterNode:
     def image(self) -> MetadataImage:
         """The committed metadata image of this node."""
         return self.listener.image
+
+    def offsets_partition_count(self) -> int:
+        """Partitions of the replicated ``__consumer_offsets`` (the group placement)."""
+        return self.offsets_topic.partition_count()
 
     def _endpoints(self) -> tuple[BrokerEndpoint, ...]:
         advertised = self._broker.advertised

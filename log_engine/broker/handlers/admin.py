@@ -13,6 +13,7 @@ from log_engine.broker.cluster import admin as cluster_admin
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.topics import OFFSETS_TOPIC, TopicError, TopicSpec
 from log_engine.errors import ErrorCode, KafkaError
+from log_engine.storage.config import LogConfig
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,10 @@ async def handle_describe_configs(ctx: RequestContext, body: dict[str, Any]) -> 
             "resource_name": name,
             "configs": [],
         }
-        if kind == RESOURCE_TOPIC and ctx.broker.topics.exists(name):
+        node = ctx.broker.cluster_node
+        if kind == RESOURCE_TOPIC and node is not None and name in node.image.topics:
+            entries = _cluster_topic_entries(ctx, dict(node.image.topic_configs(name)))
+        elif kind == RESOURCE_TOPIC and ctx.broker.topics.exists(name):
             entries = _topic_entries(ctx, name)
         elif kind == RESOURCE_BROKER:
             entries = _broker_entries(ctx)
@@ -130,6 +134,20 @@ def _topic_entries(ctx: RequestContext, topic: str) -> list[dict[str, Any]]:
     return [
         _entry(key, value, SOURCE_DYNAMIC_TOPIC if key in overrides else SOURCE_DEFAULT)
         for key, value in sorted(values.items())
+    ]
+
+
+def _cluster_topic_entries(ctx: RequestContext, configs: dict[str, str | None]) -> list[Any]:
+    """A clustered topic's configs from the metadata image (this broker may host none of
+    its replicas): the broker's defaults with the topic's keys over them."""
+    overrides = {k: v for k, v in configs.items() if v is not None}
+    log_keys = LogConfig.keys()
+    defaults = LogConfig.from_properties(ctx.broker.config.default_topic_properties())
+    values = defaults.with_overrides({k: v for k, v in overrides.items() if k in log_keys})
+    merged = {**values.to_properties(), **overrides}
+    return [
+        _entry(key, value, SOURCE_DYNAMIC_TOPIC if key in overrides else SOURCE_DEFAULT)
+        for key, value in sorted(merged.items())
     ]
 
 

@@ -1,4 +1,8 @@
-"""ListOffsets (positions by time) and the group offset APIs OffsetCommit / OffsetFetch."""
+"""ListOffsets (positions by time) and the group offset APIs OffsetCommit / OffsetFetch.
+
+OffsetCommit is answered once the offsets are committed: on a replicated
+``__consumer_offsets`` partition once its high watermark covers them (see
+``offset_store.py`` for the errors)."""
 
 from __future__ import annotations
 
@@ -7,8 +11,9 @@ import time
 from typing import Any
 
 from log_engine.broker.handlers.context import RequestContext
+from log_engine.broker.handlers.groups import coordinator_error
 from log_engine.broker.offset_store import CommittedOffset
-from log_engine.errors import ErrorCode, KafkaStorageError
+from log_engine.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
@@ -80,27 +85,27 @@ async def handle_offset_commit(ctx: RequestContext, body: dict[str, Any]) -> dic
                 )
             partitions.append({"partition_index": p["partition_index"], "error_code": code})
         topics.append({"name": topic["name"], "partitions": partitions})
-    try:
-        ctx.broker.offsets.commit(group_id, accepted)
-    except KafkaStorageError as exc:
-        # As Kafka's group coordinator maps KAFKA_STORAGE_ERROR: clients look it up again.
-        log.warning("offset commit of group %s failed: %s", group_id, exc)
+    failed = await ctx.broker.offsets.commit(group_id, accepted)
+    if failed:  # nothing of this request is committed; the client retries or re-finds
         for entry in topics:
             for p in entry["partitions"]:
                 if (entry["name"], p["partition_index"]) in accepted:
-                    p["error_code"] = ErrorCode.NOT_COORDINATOR
+                    p["error_code"] = failed
     return {"throttle_time_ms": 0, "topics": topics}
 
 
 def _commit_error(ctx: RequestContext, body: dict[str, Any]) -> int:
     if not body["group_id"]:
         return ErrorCode.INVALID_GROUP_ID
+    if error := coordinator_error(ctx, body["group_id"]):
+        return error
     generation = body.get("generation_id_or_member_epoch", -1)
     return ctx.broker.groups.is_member(body["group_id"], body.get("member_id", ""), generation)
 
 
 async def handle_offset_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
-    committed = ctx.broker.offsets.fetch(body["group_id"])
+    error = coordinator_error(ctx, body["group_id"])
+    committed = {} if error else ctx.broker.offsets.fetch(body["group_id"])
     requested = body.get("topics")
     if requested is None:  # all partitions the group has offsets for
         wanted: dict[str, list[int]] = {}
@@ -119,8 +124,8 @@ async def handle_offset_fetch(ctx: RequestContext, body: dict[str, Any]) -> dict
                     "committed_offset": entry.offset if entry else -1,
                     "committed_leader_epoch": entry.leader_epoch if entry else -1,
                     "metadata": entry.metadata if entry else "",
-                    "error_code": 0,
+                    "error_code": error,
                 }
             )
         topics.append({"name": name, "partitions": partitions})
-    return {"throttle_time_ms": 0, "topics": topics, "error_code": 0}
+    return {"throttle_time_ms": 0, "topics": topics, "error_code": error}

@@ -26,7 +26,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from log_engine.broker.replica.alter_partition import AlterPartitionSender, NoController
@@ -65,6 +65,9 @@ class ReplicaManager:
         self._hw_checkpoint = HighWatermarkCheckpoint(broker.config.log_dir)
         self._saved_hws: dict[tuple[str, int], int] | None = None
         self._checkpointing: asyncio.Task[None] | None = None
+        self.role_listeners: list[Callable[[Partition], None]] = []
+        """Called with each local partition after ``apply`` gave it a state (the group
+        coordinator loads and unloads ``__consumer_offsets`` partitions from them)."""
 
     @property
     def clustered(self) -> bool:
@@ -93,11 +96,20 @@ class ReplicaManager:
                 self._apply_one(state, now_ms)
             else:
                 self._drop(state)
+            self._tell_listeners(state)
         self._restart_moved_fetchers()
         if self._isr_check is None:
             loop = asyncio.get_running_loop()
             self._isr_check = loop.create_task(self._check_isr_loop())
             self._checkpointing = loop.create_task(self._checkpoint_loop())
+
+    def _tell_listeners(self, state: PartitionState) -> None:
+        if not self.role_listeners:
+            return
+        partition = self._broker.topics.partition(state.topic, state.partition)
+        if partition is not None:
+            for listener in self.role_listeners:
+                listener(partition)
 
     def _apply_one(self, state: PartitionState, now_ms: int) -> None:
         partition = self._broker.topics.ensure_partition(state.topic, state.partition)

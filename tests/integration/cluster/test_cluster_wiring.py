@@ -329,7 +329,31 @@ def _find_coordinator(port: int, group: str) -> int:
             )
         finally:
             connection.close()
-        assert body["error_code"] == 0
-        return int(body["node_id"])
+        return int(body["node_id"]) if body["error_code"] == 0 else 0
 
-    return asyncio.run(ask())
+    # COORDINATOR_NOT_AVAILABLE while __consumer_offsets is created and loaded: retried
+    return wait_for(lambda: asyncio.run(ask()), f"the coordinator of {group}")
+
+
+def test_describe_configs_of_a_topic_hosted_on_another_broker(cluster: LocalCluster) -> None:
+    # a distributed worker checks its config topic's cleanup.policy through any broker
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    topic = NewTopic("solo", 1, replica_assignment=[[1]], config={"cleanup.policy": "compact"})
+    admin.create_topics([topic], operation_timeout=30)["solo"].result(timeout=60)
+
+    async def describe() -> dict[str, Any]:
+        port = cluster.nodes[2].broker_port
+        config = ClientConfig.from_mapping({"bootstrap.servers": [f"127.0.0.1:{port}"]})
+        connection = await BrokerConnection.open("127.0.0.1", port, config)
+        resource = {"resource_type": 2, "resource_name": "solo", "configuration_keys": None}
+        body = {"resources": [resource]}
+        try:
+            (result,) = (await connection.send(ApiKey.DESCRIBE_CONFIGS, body, version=1))["results"]
+        finally:
+            connection.close()
+        return dict(result)
+
+    result = wait_for(lambda: (r := asyncio.run(describe()))["error_code"] == 0 and r, "configs")
+    configs = {c["name"]: c["value"] for c in result["configs"]}
+    assert configs["cleanup.policy"] == "compact"
+    assert configs["retention.ms"] == "604800000"  # the broker's default

@@ -89,6 +89,9 @@ def test_every_client_version_has_compiled_schemas() -> None:
 
 
 FLEXIBLE_ONLY = {ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, ApiKey.ALTER_USER_SCRAM_CREDENTIALS}
+# served up to a flexible version, classic ones too: FindCoordinator v4 batches keys
+# (KIP-699), as Java clients and ours ask for coordinators
+FLEXIBLE_TOO = {ApiKey.FIND_COORDINATOR}
 
 
 def test_every_api_key_is_declared_and_served() -> None:
@@ -112,6 +115,8 @@ def test_every_api_key_is_declared_and_served() -> None:
         assert lo <= CLIENT_VERSIONS[key][0] and CLIENT_VERSIONS[key][1] <= hi
         if key in FLEXIBLE_ONLY:  # KIP-554 has no classic version
             assert REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][0])
+        elif key in FLEXIBLE_TOO:
+            assert not REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][0])
         else:
             assert not REQUESTS[key].is_flexible(SUPPORTED_VERSIONS[key][1])
         assert RESPONSES[key].versions == REQUESTS[key].versions
