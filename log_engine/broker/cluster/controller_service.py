@@ -11,6 +11,12 @@ at the new leader. A tick task runs ``controller.tick`` at
 ``next_deadline_ms`` (the no-op record that activates a new leader, session
 expiry, preferred leaders).
 
+Lost-connection evidence (Sluice's addition to Kafka's session rule, see
+``controller/sessions.py``): the service remembers which controller-listener
+connection carried each broker's last registration or heartbeat; when that
+connection closes (a killed broker's socket closes at once) it tells the
+controller ``connection_lost(broker_id, now_ms)``.
+
 Requests are turned into records and handed to ``quorum.append`` without an
 ``await`` in between, so records reach the log in the order the controller
 produced them (its speculative image assumes that order).
@@ -31,6 +37,7 @@ from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
 from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.records import MetadataRecord, encode_record
+from log_engine.protocol import ApiKey
 from log_engine.replication.quorum import ControllerQuorum
 from log_engine.replication.raft import RaftError
 from log_engine.replication.raft.types import LeaderAndEpoch
@@ -40,6 +47,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Body = dict[str, Any]
 _MAX_TICK_WAIT_S = 0.5
+_SESSION_APIS = frozenset({ApiKey.BROKER_REGISTRATION, ApiKey.BROKER_HEARTBEAT})
 
 
 def now_ms() -> int:
@@ -59,6 +67,7 @@ class ControllerService:
         self._listener = listener
         self._wake = asyncio.Event()
         self._ticker: asyncio.Task[None] | None = None
+        self._heartbeat_peer: dict[int, str] = {}  # broker id -> its last heartbeat's connection
 
     def start(self) -> None:
         self.controller.attach(self._listener)
@@ -77,12 +86,31 @@ class ControllerService:
     def _on_leader_change(self, leader: LeaderAndEpoch) -> None:
         self._wake.set()
 
-    async def handle(self, api_key: int, version: int, body: Body) -> Body:
-        """A broker-to-controller request: the response body, sent after its records commit."""
+    async def handle(self, api_key: int, version: int, body: Body, peer: str | None = None) -> Body:
+        """A broker-to-controller request: the response body, sent after its records commit.
+
+        ``peer`` names the connection it came on (``host:port`` of the broker's end).
+        """
+        if peer is not None and api_key in _SESSION_APIS:
+            self._heartbeat_peer[body["broker_id"]] = peer
         result = self.apis.handle(api_key, version, body, now_ms())
         return await self._commit(
             result.records, result.response, lambda: ControllerApis.not_controller(api_key)
         )
+
+    def connection_closed(self, peer: str) -> None:
+        """A controller-listener connection closed: if it carried a broker's last
+        heartbeat, that is evidence the broker may be gone."""
+        lost = [b for b, p in self._heartbeat_peer.items() if p == peer]
+        if not lost:
+            return
+        now = now_ms()
+        for broker_id in lost:
+            del self._heartbeat_peer[broker_id]
+            if self.controller.is_active:
+                log.info("controller: the heartbeat connection of broker %d closed", broker_id)
+            self.controller.connection_lost(broker_id, now)
+        self._wake.set()
 
     async def create_topics(
         self, topics: Sequence[NewTopic], validate_only: bool
