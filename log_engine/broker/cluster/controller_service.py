@@ -15,7 +15,12 @@ Lost-connection evidence (Sluice's addition to Kafka's session rule, see
 ``controller/sessions.py``): the service remembers which controller-listener
 connection carried each broker's last registration or heartbeat; when that
 connection closes (a killed broker's socket closes at once) it tells the
-controller ``connection_lost(broker_id, now_ms)``.
+controller ``connection_lost(broker_id, now_ms)``. And when this node's controller
+becomes active, each voter whose controller listener refused this node's quorum
+connections lately (in an election after a ``kill -9`` of the last leader: its
+node) is reported the same way: in combined mode the voter's id is its broker's,
+and a refusing controller listener means that node's process is gone. A voter
+that is only a controller is not a registered broker and is ignored.
 
 Requests are turned into records and handed to ``quorum.append`` without an
 ``await`` in between, so records reach the log in the order the controller
@@ -68,6 +73,7 @@ class ControllerService:
         self._wake = asyncio.Event()
         self._ticker: asyncio.Task[None] | None = None
         self._heartbeat_peer: dict[int, str] = {}  # broker id -> its last heartbeat's connection
+        self._activation_seen = False
 
     def start(self) -> None:
         self.controller.attach(self._listener)
@@ -147,9 +153,21 @@ class ControllerService:
             return refused()
         return response
 
+    def _report_refused_voters(self, now: int) -> None:
+        window_ms = self._quorum.config.fetch_timeout_ms + self._quorum.config.election_timeout_ms
+        for voter in sorted(self._quorum.refused_voters(window_ms)):
+            if voter in self.controller.image.registrations:
+                log.info("controller: node %d refuses connections; its broker may be gone", voter)
+            self.controller.connection_lost(voter, now)
+
     async def _tick_loop(self) -> None:
         while True:
             now = now_ms()
+            if self.controller.is_active and not self._activation_seen:
+                self._activation_seen = True
+                self._report_refused_voters(now)
+            elif not self.controller.is_active:
+                self._activation_seen = False
             if self.controller.is_leader:
                 result = self.controller.tick(now)
                 if result.records:

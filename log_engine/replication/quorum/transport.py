@@ -7,6 +7,11 @@ connection's requests in order). Each send is a task of its own; its answer goes
 to ``deliver``. A refused connection, a timeout or a malformed answer is a lost
 message: it is logged (once per peer until it works again) and dropped, and the
 core sends again after ``controller.quorum.request.timeout.ms``.
+
+A **refused** connection (nothing listens at the peer's address: its process is
+gone) is also reported to ``on_refused``; when a request fails on a broken
+connection (not a timeout) the transport dials the peer once at once to find
+out. :meth:`refused_peers` lists the peers refused since they last answered.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.errors import KafkaError
-from log_engine.errors import CorruptMessageError
+from log_engine.errors import CorruptMessageError, ErrorCode
 from log_engine.protocol.versions import ApiKey
 from log_engine.replication.quorum.translate import (
     INCONSISTENT_CLUSTER_ID,
@@ -36,6 +42,21 @@ log = logging.getLogger(__name__)
 _MAX_TASKS = 256  # bound on sends in flight (the core keeps a handful per peer)
 
 
+def is_refused(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) is a refused connection (ECONNREFUSED)."""
+    while exc is not None:
+        if isinstance(exc, ConnectionRefusedError):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or (
+        isinstance(exc, KafkaError) and exc.errno == ErrorCode.REQUEST_TIMED_OUT
+    )
+
+
 class PeerTransport:
     """Sends the core's requests to voters and hands their answers to ``deliver``."""
 
@@ -47,12 +68,15 @@ class PeerTransport:
         request_timeout_ms: int,
         fetch_max_bytes: int,
         deliver: Callable[[RaftResponse], None],
+        on_refused: Callable[[NodeId], None] | None = None,
     ) -> None:
         self._addresses = addresses
         self._cluster_id = cluster_id
         self._request_timeout_ms = request_timeout_ms
         self._fetch_max_bytes = fetch_max_bytes
         self._deliver = deliver
+        self._on_refused = on_refused
+        self._refused_at: dict[NodeId, float] = {}  # monotonic seconds of the last refusal
         self._config = ClientConfig.from_mapping(
             {
                 "bootstrap.servers": [f"{h}:{p}" for h, p in addresses.values()] or ["localhost:1"],
@@ -107,6 +131,8 @@ class PeerTransport:
         except (KafkaError, OSError) as exc:
             self._drop(peer, key)
             self._note_failure(peer, f"{key.name} to node {peer} failed: {exc}")
+            if is_refused(exc) or (not _timed_out(exc) and await self._redial_refused(peer, key)):
+                self._refused(peer)
             return
         except WireError as exc:
             if exc.error_code == INVALID_VOTER_KEY:
@@ -131,7 +157,27 @@ class PeerTransport:
         if peer in self._failing:
             self._failing.discard(peer)
             log.info("quorum: node %d answers again", peer)
+        self._refused_at.pop(peer, None)
         self._deliver(response)
+
+    def refused_peers(self, within_s: float) -> set[NodeId]:
+        """Peers whose address refused a connection in the last ``within_s`` seconds and
+        that have not answered since."""
+        since = time.monotonic() - within_s
+        return {peer for peer, at in self._refused_at.items() if at >= since}
+
+    def _refused(self, peer: NodeId) -> None:
+        self._refused_at[peer] = time.monotonic()
+        if self._on_refused is not None:
+            self._on_refused(peer)
+
+    async def _redial_refused(self, peer: NodeId, key: ApiKey) -> bool:
+        """After a broken connection: dial again; True if the peer refuses (it is gone)."""
+        try:
+            await self._connection(peer, key)
+        except (KafkaError, OSError) as exc:
+            return is_refused(exc)
+        return False
 
     async def _connection(self, peer: NodeId, key: ApiKey) -> BrokerConnection:
         slot = (peer, key)

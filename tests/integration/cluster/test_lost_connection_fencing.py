@@ -6,6 +6,7 @@ within them was fenced by the evidence, not by its session running out.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import signal
 import subprocess
@@ -24,6 +25,7 @@ SESSION_TIMEOUT_MS = 30_000
 FENCED_WITHIN_S = 20  # well inside the session: only the evidence can fence this soon
 
 
+@contextlib.contextmanager
 def _cluster(tmp_path: Path, **overrides: str) -> Iterator[LocalCluster]:
     nodes = LocalCluster(
         tmp_path,
@@ -46,7 +48,8 @@ def _cluster(tmp_path: Path, **overrides: str) -> Iterator[LocalCluster]:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    yield from _cluster(tmp_path, **{"broker.heartbeat.interval.ms": "500"})
+    with _cluster(tmp_path, **{"broker.heartbeat.interval.ms": "500"}) as nodes:
+        yield nodes
 
 
 def _active_controller(cluster: LocalCluster) -> int:
@@ -91,9 +94,9 @@ def test_a_live_broker_whose_controller_connections_keep_closing_stays_unfenced(
     # The controller closes every connection idle for 1 s; brokers heartbeat every 2.5 s,
     # so each heartbeat connection is cut between two heartbeats, and evidence arrives
     # for live brokers again and again: their next heartbeat must keep them unfenced.
-    for cluster in _cluster(
+    with _cluster(
         tmp_path, **{"broker.heartbeat.interval.ms": "2500", "connections.max.idle.ms": "1000"}
-    ):
+    ) as cluster:
         controller = _active_controller(cluster)
         victim = next(n for n in sorted(cluster.nodes) if n != controller)
         _create_led_by(cluster, "orders", victim)
@@ -112,3 +115,23 @@ def test_a_live_broker_whose_controller_connections_keep_closing_stays_unfenced(
             n.log_text() for n in cluster.nodes.values()
         )
         assert after == before
+
+
+def test_a_killed_active_controller_is_replaced_and_its_broker_fenced_long_before_timeouts(
+    tmp_path: Path,
+) -> None:
+    # Fetch timeout and session both 30 s: only the refused connections to the dead node
+    # (the followers stand at once, the new controller fences its broker) are this quick.
+    with _cluster(
+        tmp_path,
+        **{"broker.heartbeat.interval.ms": "500", "controller.quorum.fetch.timeout.ms": "30000"},
+    ) as cluster:
+        controller = _active_controller(cluster)
+        _create_led_by(cluster, "orders", controller)
+        cluster.nodes[controller].kill(signal.SIGKILL)
+        survivors = sorted(set(cluster.nodes) - {controller})
+        cluster.wait_registered(survivors, timeout_s=FENCED_WITHIN_S)
+        assert _active_controller(cluster) in survivors
+        assert _partition(cluster, "orders")["leader"] in survivors
+        new_controller = cluster.nodes[_active_controller(cluster)].log_text()
+        assert f"node {controller} refuses connections" in new_controller
