@@ -364,13 +364,17 @@ class QuorumController:
             fenced = False
         return self._emit(records, HeartbeatReply(NONE, caught_up, fenced, shut_down))
 
-    def connection_lost(self, broker_id: int, now_ms: int) -> None:
+    def connection_lost(self, broker_id: int, now_ms: int, refused: bool = False) -> None:
         """Evidence that ``broker_id`` may be gone: the connection that carried its last
-        heartbeat closed, or its node refuses connections. Unless it heartbeats again,
-        ``tick`` fences it about one ``broker.heartbeat.interval.ms`` after its next
-        heartbeat was due instead of at the end of its session (``sessions.py``)."""
+        heartbeat closed, or (``refused``) its node refuses connections. Unless it
+        heartbeats again, ``tick`` fences it about one ``broker.heartbeat.interval.ms``
+        after its next heartbeat was due (after the refusal) instead of at the end of its
+        session (``sessions.py``)."""
         if self.is_active and broker_id in self._image.registrations:
-            self._sessions.connection_lost(broker_id, now_ms)
+            if refused:
+                self._sessions.node_refused(broker_id, now_ms)
+            else:
+                self._sessions.connection_lost(broker_id, now_ms)
 
     def unregister_broker(self, broker_id: int) -> ControllerResult[int]:
         """UnregisterBroker (API 64): forget a broker (its partitions elect other leaders)."""

@@ -5,19 +5,20 @@ from its last heartbeat; a broker not heard from since this controller became
 active counts from the activation (a new controller gives everyone a full
 session). Once a session is over the broker is fenced.
 
-Sluice's addition, **lost-connection evidence**: the service reports that the
-connection that carried a broker's last heartbeat closed (a ``kill -9`` closes
-it at once), or, at activation, that the broker's node refuses connections.
-A live broker heartbeats every ``broker.heartbeat.interval.ms``; one whose
-connection broke reconnects and sends its next heartbeat when it is due. So
-after such evidence at ``lost_ms`` the session ends at
+Sluice's addition, **evidence that a broker is gone**, reported by the service:
 
-    max(lost_ms, last_contact_ms + interval) + interval
+- *closed*: the connection that carried the broker's last heartbeat closed (a
+  ``kill -9`` closes it at once). A live broker heartbeats every
+  ``broker.heartbeat.interval.ms``; one whose connection broke reconnects and
+  sends its next heartbeat when it is due. So after a close at ``lost_ms`` the
+  session ends at ``max(lost_ms, last_contact_ms + interval) + interval``: one
+  interval after the next heartbeat was due, or after the close if later.
+- *refused*: the broker's node refuses connections at its controller listener
+  (in combined mode the same process as the broker): nothing listens there, the
+  process is gone. The session ends one interval after ``refused_ms``.
 
-unless a heartbeat arrives first: one interval after the next heartbeat was
-due, or after the evidence if that came later, whichever is later. A heartbeat
-clears the evidence; a broker fenced by mistake (its heartbeat was later still)
-is unfenced by its next heartbeat, as after any fencing. Without evidence
+A heartbeat clears the evidence; a broker fenced by mistake (a heartbeat later
+still) is unfenced by its next heartbeat, as after any fencing. Without evidence
 (a pause, a silent network) only the session timeout applies. Evidence never
 lets another process register the same id sooner
 (:meth:`BrokerSessions.within_session_timeout`).
@@ -34,6 +35,7 @@ class BrokerSessions:
         self.heartbeat_interval_ms = heartbeat_interval_ms
         self._contact_ms: dict[int, int] = {}
         self._lost_ms: dict[int, int] = {}
+        self._refused_ms: dict[int, int] = {}
 
     def contact_ms(self, broker_id: int, now_ms: int) -> int:
         """The broker's last contact; a broker not heard from yet gets ``now_ms``."""
@@ -43,11 +45,18 @@ class BrokerSessions:
         """A registration or heartbeat arrived: a new session, no evidence."""
         self._contact_ms[broker_id] = now_ms
         self._lost_ms.pop(broker_id, None)
+        self._refused_ms.pop(broker_id, None)
 
     def connection_lost(self, broker_id: int, now_ms: int) -> None:
         """Evidence that the broker may be gone (the first since its last heartbeat counts)."""
         self.contact_ms(broker_id, now_ms)
         self._lost_ms.setdefault(broker_id, now_ms)
+
+    def node_refused(self, broker_id: int, now_ms: int) -> None:
+        """The broker's node refused a connection (the first refusal since its last
+        heartbeat counts)."""
+        self.contact_ms(broker_id, now_ms)
+        self._refused_ms.setdefault(broker_id, now_ms)
 
     def lost_since_ms(self, broker_id: int) -> int | None:
         return self._lost_ms.get(broker_id)
@@ -60,6 +69,9 @@ class BrokerSessions:
         if lost is not None:
             interval = self.heartbeat_interval_ms
             end = min(end, max(lost, contact + interval) + interval)
+        refused = self._refused_ms.get(broker_id)
+        if refused is not None:
+            end = min(end, refused + self.heartbeat_interval_ms)
         return end
 
     def live(self, broker_id: int, now_ms: int) -> bool:
@@ -75,7 +87,9 @@ class BrokerSessions:
     def forget(self, broker_id: int) -> None:
         self._contact_ms.pop(broker_id, None)
         self._lost_ms.pop(broker_id, None)
+        self._refused_ms.pop(broker_id, None)
 
     def clear(self) -> None:
         self._contact_ms.clear()
         self._lost_ms.clear()
+        self._refused_ms.clear()

@@ -15,12 +15,14 @@ Lost-connection evidence (Sluice's addition to Kafka's session rule, see
 ``controller/sessions.py``): the service remembers which controller-listener
 connection carried each broker's last registration or heartbeat; when that
 connection closes (a killed broker's socket closes at once) it tells the
-controller ``connection_lost(broker_id, now_ms)``. And when this node's controller
-becomes active, each voter whose controller listener refused this node's quorum
-connections lately (in an election after a ``kill -9`` of the last leader: its
-node) is reported the same way: in combined mode the voter's id is its broker's,
-and a refusing controller listener means that node's process is gone. A voter
-that is only a controller is not a registered broker and is ignored.
+controller ``connection_lost(broker_id, now_ms)``. If the broker is also a voter
+(a combined node: same id, same process) the service then dials that node's
+controller listener once; a refusal means the process is gone and is reported
+with ``refused=True``. And when this node's controller becomes active, each
+voter whose controller listener refused this node's quorum connections lately
+(in an election after a ``kill -9`` of the last leader: its node) is reported as
+refused. A voter that is only a controller is not a registered broker and is
+ignored by the controller.
 
 Requests are turned into records and handed to ``quorum.append`` without an
 ``await`` in between, so records reach the log in the order the controller
@@ -74,6 +76,8 @@ class ControllerService:
         self._ticker: asyncio.Task[None] | None = None
         self._heartbeat_peer: dict[int, str] = {}  # broker id -> its last heartbeat's connection
         self._activation_seen = False
+        self._voters = {v.node_id: (v.host, v.port) for v in quorum.cluster.voters}
+        self._probes: set[asyncio.Task[None]] = set()
 
     def start(self) -> None:
         self.controller.attach(self._listener)
@@ -83,6 +87,9 @@ class ControllerService:
         self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
 
     async def stop(self) -> None:
+        for probe in list(self._probes):
+            probe.cancel()
+        await asyncio.gather(*self._probes, return_exceptions=True)
         if self._ticker is not None:
             self._ticker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -116,7 +123,27 @@ class ControllerService:
             if self.controller.is_active:
                 log.info("controller: the heartbeat connection of broker %d closed", broker_id)
             self.controller.connection_lost(broker_id, now)
+            if broker_id in self._voters and self.controller.is_active:
+                probe = asyncio.get_running_loop().create_task(self._probe(broker_id))
+                self._probes.add(probe)
+                probe.add_done_callback(self._probes.discard)
         self._wake.set()
+
+    async def _probe(self, broker_id: int) -> None:
+        """Dial a combined node's controller listener; report a refusal (its process is gone)."""
+        host, port = self._voters[broker_id]
+        timeout_s = self.controller.config.broker_heartbeat_interval_ms / 1000
+        try:
+            async with asyncio.timeout(timeout_s):
+                _reader, writer = await asyncio.open_connection(host, port)
+        except ConnectionRefusedError:
+            log.info("controller: node %d refuses connections; its broker is gone", broker_id)
+            self.controller.connection_lost(broker_id, now_ms(), refused=True)
+            self._wake.set()
+            return
+        except (OSError, TimeoutError):
+            return  # no answer either way: the closed connection's rule applies
+        writer.close()
 
     async def create_topics(
         self, topics: Sequence[NewTopic], validate_only: bool
@@ -157,8 +184,8 @@ class ControllerService:
         window_ms = self._quorum.config.fetch_timeout_ms + self._quorum.config.election_timeout_ms
         for voter in sorted(self._quorum.refused_voters(window_ms)):
             if voter in self.controller.image.registrations:
-                log.info("controller: node %d refuses connections; its broker may be gone", voter)
-            self.controller.connection_lost(voter, now)
+                log.info("controller: node %d refuses connections; its broker is gone", voter)
+            self.controller.connection_lost(voter, now, refused=True)
 
     async def _tick_loop(self) -> None:
         while True:

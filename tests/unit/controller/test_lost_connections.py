@@ -100,3 +100,23 @@ def test_sessions_without_evidence_follow_the_session_timeout() -> None:
     sessions.heard(1, 500)
     assert sessions.lost_since_ms(1) is None
     assert sessions.end_ms(1, 600) == 500 + SESSION_MS + 1
+
+
+def test_a_refusing_node_is_fenced_one_interval_after_the_refusal() -> None:
+    h = _cluster()
+    leader = h.state("orders").leader
+    h.advance(100)
+    h.controller.connection_lost(leader, h.now_ms)
+    h.controller.connection_lost(leader, h.now_ms, refused=True)
+    assert h.controller.next_deadline_ms(h.now_ms) == h.now_ms + INTERVAL_MS
+    h.advance(INTERVAL_MS)
+    assert h.image.brokers[leader].fenced
+
+
+def test_a_heartbeat_after_a_refusal_clears_it() -> None:
+    h = _cluster()
+    h.controller.connection_lost(2, h.now_ms, refused=True)
+    h.advance(INTERVAL_MS - 1)
+    h.heartbeat(2)
+    h.advance(SESSION_MS - 1)
+    assert not h.image.brokers[2].fenced
