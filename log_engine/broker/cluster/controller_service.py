@@ -39,6 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from log_engine.client.config import ClientConfig
 from log_engine.controller import ControllerConfig, NewTopic, QuorumController, TopicOutcome
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
@@ -46,6 +47,7 @@ from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.records import MetadataRecord, encode_record
 from log_engine.protocol import ApiKey
 from log_engine.replication.quorum import ControllerQuorum
+from log_engine.replication.quorum.transport import refuses_connections
 from log_engine.replication.raft import RaftError
 from log_engine.replication.raft.types import LeaderAndEpoch
 
@@ -78,6 +80,15 @@ class ControllerService:
         self._activation_seen = False
         self._voters = {v.node_id: (v.host, v.port) for v in quorum.cluster.voters}
         self._probes: set[asyncio.Task[None]] = set()
+        probe_timeout_ms = config.broker_heartbeat_interval_ms
+        self._probe_config = ClientConfig.from_mapping(
+            {
+                "bootstrap.servers": [f"{h}:{p}" for h, p in self._voters.values()],
+                "client.id": f"sluice-controller-{config.node_id}",
+                "request.timeout.ms": probe_timeout_ms,
+                "socket.connection.setup.timeout.ms": probe_timeout_ms,
+            }
+        )
 
     def start(self) -> None:
         self.controller.attach(self._listener)
@@ -132,18 +143,10 @@ class ControllerService:
     async def _probe(self, broker_id: int) -> None:
         """Dial a combined node's controller listener; report a refusal (its process is gone)."""
         host, port = self._voters[broker_id]
-        timeout_s = self.controller.config.broker_heartbeat_interval_ms / 1000
-        try:
-            async with asyncio.timeout(timeout_s):
-                _reader, writer = await asyncio.open_connection(host, port)
-        except ConnectionRefusedError:
+        if await refuses_connections(host, port, self._probe_config):
             log.info("controller: node %d refuses connections; its broker is gone", broker_id)
             self.controller.connection_lost(broker_id, now_ms(), refused=True)
             self._wake.set()
-            return
-        except (OSError, TimeoutError):
-            return  # no answer either way: the closed connection's rule applies
-        writer.close()
 
     async def create_topics(
         self, topics: Sequence[NewTopic], validate_only: bool

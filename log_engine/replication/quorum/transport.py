@@ -40,6 +40,7 @@ from log_engine.replication.raft.types import NodeId
 log = logging.getLogger(__name__)
 
 _MAX_TASKS = 256  # bound on sends in flight (the core keeps a handful per peer)
+_REDIAL_PAUSE_S = 0.05
 
 
 def is_refused(exc: BaseException | None) -> bool:
@@ -48,6 +49,30 @@ def is_refused(exc: BaseException | None) -> bool:
         if isinstance(exc, ConnectionRefusedError):
             return True
         exc = exc.__cause__
+    return False
+
+
+async def refuses_connections(
+    host: str, port: int, config: ClientConfig, attempts: int = 3
+) -> bool:
+    """Whether nothing listens at ``host:port``: True only on a refused connection.
+
+    A process being killed may close a connection before its listening socket: a
+    dial in between is accepted by the kernel and then reset. Such a failure is
+    tried again (``attempts`` in all, 50 ms apart); an answer or a timeout is False.
+    """
+    for attempt in range(attempts):
+        try:
+            connection = await BrokerConnection.open(host, port, config)
+        except (KafkaError, OSError) as exc:
+            if is_refused(exc):
+                return True
+            if _timed_out(exc) or "timed out" in str(exc) or attempt == attempts - 1:
+                return False
+            await asyncio.sleep(_REDIAL_PAUSE_S)
+            continue
+        connection.close("probe done")
+        return False
     return False
 
 
@@ -167,17 +192,16 @@ class PeerTransport:
         return {peer for peer, at in self._refused_at.items() if at >= since}
 
     def _refused(self, peer: NodeId) -> None:
+        if peer not in self._refused_at:
+            log.info("quorum: node %d refuses connections", peer)
         self._refused_at[peer] = time.monotonic()
         if self._on_refused is not None:
             self._on_refused(peer)
 
     async def _redial_refused(self, peer: NodeId, key: ApiKey) -> bool:
         """After a broken connection: dial again; True if the peer refuses (it is gone)."""
-        try:
-            await self._connection(peer, key)
-        except (KafkaError, OSError) as exc:
-            return is_refused(exc)
-        return False
+        host, port = self._addresses[peer]
+        return await refuses_connections(host, port, self._config)
 
     async def _connection(self, peer: NodeId, key: ApiKey) -> BrokerConnection:
         slot = (peer, key)
