@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
 from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
+from log_engine.broker.handlers.controller import connection_closed as controller_connection_closed
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
 from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
@@ -259,6 +260,8 @@ class Connection:
         finally:
             self._release()
             self._close()
+            if self._controller:
+                controller_connection_closed(self._broker, self._peer)
 
     def _close(self) -> None:
         self._sock.close()

@@ -31,7 +31,8 @@ Brokers (Kafka's ClusterControlManager / BrokerHeartbeatManager):
   and leads nothing, fencing it;
 - ``tick``: an unfenced broker without a heartbeat for
   ``broker.session.timeout.ms`` is fenced; its partitions elect new leaders
-  (``elections.py``).
+  (``elections.py``). Sooner after lost-connection evidence
+  (:meth:`connection_lost`, rule in ``sessions.py``).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ from log_engine.controller.results import (
     RegistrationReply,
     TopicOutcome,
 )
+from log_engine.controller.sessions import BrokerSessions
 from log_engine.controller.topics import (
     TopicRefused,
     create_topic_records,
@@ -104,7 +106,9 @@ class QuorumController:
         self._epoch: int | None = None  # the epoch this node leads, if it does
         self._ready = False
         self._noop_sent = False
-        self._contact_ms: dict[int, int] = {}
+        self._sessions = BrokerSessions(
+            config.broker_session_timeout_ms, config.broker_heartbeat_interval_ms
+        )
         self._rebalance_at_ms: int | None = None  # the next preferred-leader check
         self._last_broker_epoch = 0
         self._registration_offset: dict[int, int] = {}
@@ -192,7 +196,7 @@ class QuorumController:
         self._noop_sent = False
         self._pending.clear()
         self._image = self._committed
-        self._contact_ms.clear()
+        self._sessions.clear()
         self._rebalance_at_ms = None
 
     def _learn_offsets_from_image(self, image: MetadataImage) -> None:
@@ -217,12 +221,6 @@ class QuorumController:
         value = self._image.topic_configs(topic).get("min.insync.replicas")
         return self.config.min_insync_replicas if value is None else int(value)
 
-    def _contact(self, broker_id: int, now_ms: int) -> int:
-        """The broker's last contact; a broker not heard from since activation gets ``now_ms``."""
-        return self._contact_ms.setdefault(broker_id, now_ms)
-
-    def _session_valid(self, broker_id: int, now_ms: int) -> bool:
-        return now_ms - self._contact(broker_id, now_ms) <= self.config.broker_session_timeout_ms
 
     def _next_broker_epoch(self) -> int:
         """Grows with the metadata log: above every epoch given and the committed offset."""
@@ -254,7 +252,7 @@ class QuorumController:
         for broker_id in sorted(image.registrations):
             if image.registrations[broker_id].fenced:
                 continue
-            if not self._session_valid(broker_id, now_ms):
+            if not self._sessions.live(broker_id, now_ms):
                 fenced = self._fence(image, broker_id)
                 image = image.apply_all(fenced)
                 records.extend(fenced)
@@ -275,7 +273,7 @@ class QuorumController:
         if not self._ready:
             return None if self._noop_sent else now_ms
         deadlines = [
-            self._contact(b, now_ms) + self.config.broker_session_timeout_ms + 1
+            self._sessions.end_ms(b, now_ms)
             for b, reg in self._image.registrations.items()
             if not reg.fenced
         ]
@@ -306,7 +304,7 @@ class QuorumController:
         if (
             existing is not None
             and existing.incarnation_id != request.incarnation_id
-            and self._session_valid(request.broker_id, now_ms)
+            and self._sessions.within_session_timeout(request.broker_id, now_ms)
         ):
             message = (
                 f"broker id {request.broker_id} is registered by another live process "
@@ -328,7 +326,7 @@ class QuorumController:
         after = self._image.apply(register)
         records: list[MetadataRecord] = [register]
         records.extend(remove_broker(after, request.broker_id, self._unclean))
-        self._contact_ms[request.broker_id] = now_ms
+        self._sessions.heard(request.broker_id, now_ms)
         return self._emit(records, RegistrationReply(NONE, epoch))
 
     def heartbeat(self, request: BrokerHeartbeat, now_ms: int) -> ControllerResult[HeartbeatReply]:
@@ -339,7 +337,7 @@ class QuorumController:
         registration = self._image.registrations.get(broker_id)
         if registration is None or registration.broker_epoch != request.broker_epoch:
             return ControllerResult((), HeartbeatReply(STALE_BROKER_EPOCH))
-        self._contact_ms[broker_id] = now_ms
+        self._sessions.heard(broker_id, now_ms)
         registered_at = self._registration_offset.get(broker_id)
         caught_up = registered_at is not None and request.current_metadata_offset >= registered_at
         image = self._image
@@ -366,6 +364,18 @@ class QuorumController:
             fenced = False
         return self._emit(records, HeartbeatReply(NONE, caught_up, fenced, shut_down))
 
+    def connection_lost(self, broker_id: int, now_ms: int, refused: bool = False) -> None:
+        """Evidence that ``broker_id`` may be gone: the connection that carried its last
+        heartbeat closed, or (``refused``) its node refuses connections. Unless it
+        heartbeats again, ``tick`` fences it about one ``broker.heartbeat.interval.ms``
+        after its next heartbeat was due (after the refusal) instead of at the end of its
+        session (``sessions.py``)."""
+        if self.is_active and broker_id in self._image.registrations:
+            if refused:
+                self._sessions.node_refused(broker_id, now_ms)
+            else:
+                self._sessions.connection_lost(broker_id, now_ms)
+
     def unregister_broker(self, broker_id: int) -> ControllerResult[int]:
         """UnregisterBroker (API 64): forget a broker (its partitions elect other leaders)."""
         if not self.is_active:
@@ -377,7 +387,7 @@ class QuorumController:
         if not registration.fenced:
             records = self._fence(self._image, broker_id)
         records.append(UnregisterBrokerRecord(broker_id, registration.broker_epoch))
-        self._contact_ms.pop(broker_id, None)
+        self._sessions.forget(broker_id)
         return self._emit(records, NONE)
 
     # ---- topics ----------------------------------------------------------------------------------

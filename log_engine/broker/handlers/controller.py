@@ -18,6 +18,7 @@ from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
 
 if TYPE_CHECKING:
+    from log_engine.broker.broker import Broker
     from log_engine.broker.cluster.controller_service import ControllerService
 
 Body = dict[str, Any]
@@ -33,7 +34,14 @@ async def handle_controller_api(context: RequestContext, body: Body) -> Body:
     service = _service(context)
     if service is None:
         return ControllerApis.not_controller(api_key)
-    return await service.handle(api_key, context.version, body)
+    return await service.handle(api_key, context.version, body, context.peer)
+
+
+def connection_closed(broker: Broker, peer: str) -> None:
+    """A controller-listener connection closed: evidence if it carried a broker's heartbeats."""
+    node = broker.cluster_node
+    if node is not None and node.controller is not None:
+        node.controller.connection_closed(peer)
 
 
 def _result(outcome: TopicOutcome) -> Body:

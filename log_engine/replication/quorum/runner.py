@@ -206,6 +206,7 @@ class ControllerQuorum:
             self.config.request_timeout_ms,
             self.config.fetch_max_bytes,
             self._deliver,
+            self._peer_refused,
         )
         log.info(
             "quorum: node %d starts as %s (epoch %d, log end %d, voters %s)",
@@ -329,6 +330,21 @@ class ControllerQuorum:
         )
         self._pending_steps.add(task)
         task.add_done_callback(self._step_done)
+
+    def _peer_refused(self, peer: int) -> None:
+        """A voter's address refused a connection (from the transport): tell the core."""
+        task = asyncio.get_running_loop().create_task(
+            self._step(lambda now: self.node.peer_refused(peer, now))
+        )
+        self._pending_steps.add(task)
+        task.add_done_callback(self._step_done)
+
+    def refused_voters(self, within_ms: int) -> set[int]:
+        """Voters whose controller listener refused a connection in the last ``within_ms``
+        and that have not answered since (evidence that their process is gone)."""
+        if self._transport is None:
+            return set()
+        return self._transport.refused_peers(within_ms / 1000)
 
     def _step_done(self, task: asyncio.Task[None]) -> None:
         self._pending_steps.discard(task)

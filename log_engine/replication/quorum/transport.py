@@ -7,6 +7,11 @@ connection's requests in order). Each send is a task of its own; its answer goes
 to ``deliver``. A refused connection, a timeout or a malformed answer is a lost
 message: it is logged (once per peer until it works again) and dropped, and the
 core sends again after ``controller.quorum.request.timeout.ms``.
+
+A **refused** connection (nothing listens at the peer's address: its process is
+gone) is also reported to ``on_refused``; when a request fails on a broken
+connection (not a timeout) the transport dials the peer once at once to find
+out. :meth:`refused_peers` lists the peers refused since they last answered.
 """
 
 from __future__ import annotations
@@ -14,12 +19,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable
 
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.errors import KafkaError
-from log_engine.errors import CorruptMessageError
+from log_engine.errors import CorruptMessageError, ErrorCode
 from log_engine.protocol.versions import ApiKey
 from log_engine.replication.quorum.translate import (
     INCONSISTENT_CLUSTER_ID,
@@ -34,6 +40,46 @@ from log_engine.replication.raft.types import NodeId
 log = logging.getLogger(__name__)
 
 _MAX_TASKS = 256  # bound on sends in flight (the core keeps a handful per peer)
+_REDIAL_PAUSE_S = 0.05
+
+
+def is_refused(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) is a refused connection (ECONNREFUSED)."""
+    while exc is not None:
+        if isinstance(exc, ConnectionRefusedError):
+            return True
+        exc = exc.__cause__
+    return False
+
+
+async def refuses_connections(
+    host: str, port: int, config: ClientConfig, attempts: int = 3
+) -> bool:
+    """Whether nothing listens at ``host:port``: True only on a refused connection.
+
+    A process being killed may close a connection before its listening socket: a
+    dial in between is accepted by the kernel and then reset. Such a failure is
+    tried again (``attempts`` in all, 50 ms apart); an answer or a timeout is False.
+    """
+    for attempt in range(attempts):
+        try:
+            connection = await BrokerConnection.open(host, port, config)
+        except (KafkaError, OSError) as exc:
+            if is_refused(exc):
+                return True
+            if _timed_out(exc) or "timed out" in str(exc) or attempt == attempts - 1:
+                return False
+            await asyncio.sleep(_REDIAL_PAUSE_S)
+            continue
+        connection.close("probe done")
+        return False
+    return False
+
+
+def _timed_out(exc: BaseException) -> bool:
+    return isinstance(exc, TimeoutError) or (
+        isinstance(exc, KafkaError) and exc.errno == ErrorCode.REQUEST_TIMED_OUT
+    )
 
 
 class PeerTransport:
@@ -47,12 +93,15 @@ class PeerTransport:
         request_timeout_ms: int,
         fetch_max_bytes: int,
         deliver: Callable[[RaftResponse], None],
+        on_refused: Callable[[NodeId], None] | None = None,
     ) -> None:
         self._addresses = addresses
         self._cluster_id = cluster_id
         self._request_timeout_ms = request_timeout_ms
         self._fetch_max_bytes = fetch_max_bytes
         self._deliver = deliver
+        self._on_refused = on_refused
+        self._refused_at: dict[NodeId, float] = {}  # monotonic seconds of the last refusal
         self._config = ClientConfig.from_mapping(
             {
                 "bootstrap.servers": [f"{h}:{p}" for h, p in addresses.values()] or ["localhost:1"],
@@ -107,6 +156,8 @@ class PeerTransport:
         except (KafkaError, OSError) as exc:
             self._drop(peer, key)
             self._note_failure(peer, f"{key.name} to node {peer} failed: {exc}")
+            if is_refused(exc) or (not _timed_out(exc) and await self._redial_refused(peer, key)):
+                self._refused(peer)
             return
         except WireError as exc:
             if exc.error_code == INVALID_VOTER_KEY:
@@ -131,7 +182,26 @@ class PeerTransport:
         if peer in self._failing:
             self._failing.discard(peer)
             log.info("quorum: node %d answers again", peer)
+        self._refused_at.pop(peer, None)
         self._deliver(response)
+
+    def refused_peers(self, within_s: float) -> set[NodeId]:
+        """Peers whose address refused a connection in the last ``within_s`` seconds and
+        that have not answered since."""
+        since = time.monotonic() - within_s
+        return {peer for peer, at in self._refused_at.items() if at >= since}
+
+    def _refused(self, peer: NodeId) -> None:
+        if peer not in self._refused_at:
+            log.info("quorum: node %d refuses connections", peer)
+        self._refused_at[peer] = time.monotonic()
+        if self._on_refused is not None:
+            self._on_refused(peer)
+
+    async def _redial_refused(self, peer: NodeId, key: ApiKey) -> bool:
+        """After a broken connection: dial again; True if the peer refuses (it is gone)."""
+        host, port = self._addresses[peer]
+        return await refuses_connections(host, port, self._config)
 
     async def _connection(self, peer: NodeId, key: ApiKey) -> BrokerConnection:
         slot = (peer, key)

@@ -79,7 +79,11 @@ class Elections(NodeView):
             and request.sender in self.config.voter_ids
             and request.epoch > self.epoch
             # a follower still hearing from its leader protects it from a rejoining node
-            and not (isinstance(state, Follower) and self.now_ms < state.fetch_deadline_ms)
+            and not (
+                isinstance(state, Follower)
+                and self.now_ms < state.fetch_deadline_ms
+                and not state.leader_refused
+            )
             and not isinstance(state, Leading)
             and request.last_offset_and_epoch.at_least_as_up_to_date_as(
                 self.log.end_offset_and_epoch()

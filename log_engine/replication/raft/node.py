@@ -211,6 +211,25 @@ class RaftNode(Elections, Replication):
         self._become_resigned(self.state.leader, out)
         return out
 
+    def peer_refused(self, peer: NodeId, now_ms: int) -> Output:
+        """``peer``'s address refused a connection: nothing listens there, its process is gone.
+
+        A follower of ``peer`` does not wait for the rest of the fetch timeout: it stands
+        for election (a voter; an observer looks for the leader) at a random point within
+        one election timeout from now, and from now on grants pre-votes (it no longer hears
+        from that leader). The randomness keeps the followers, who see the refusal at the
+        same moment, from standing together and splitting the vote. Safety does not depend
+        on when a node stands: votes, epochs and the log check are unchanged. A successful
+        fetch from ``peer`` clears this.
+        """
+        self._advance_clock(now_ms)
+        state = self.state
+        if isinstance(state, Follower) and state.leader_id == peer and not state.leader_refused:
+            state.leader_refused = True
+            soon = self.now_ms + self.rng.randrange(self.config.election_timeout_ms)
+            state.fetch_deadline_ms = min(state.fetch_deadline_ms, soon)
+        return Output()
+
     def describe_quorum(self) -> QuorumStatus:
         """The leader's view of every replica (raises ``NotLeaderError`` elsewhere)."""
         if not isinstance(self.state, Leading):

@@ -111,6 +111,7 @@ class Replication(NodeView):
         if response.fetch_offset != self.log.end_offset:
             return  # a duplicate or an answer to an older position
         state.in_flight = False
+        state.leader_refused = False
         state.fetch_deadline_ms = self.now_ms + self.config.fetch_timeout_ms
         if response.diverging_epoch is not None:
             offset = self.log.truncation_offset_for(response.diverging_epoch)
@@ -150,6 +151,7 @@ class Replication(NodeView):
                 state.download = None
                 self._install_snapshot(Snapshot(download.snapshot_id, bytes(download.data)), out)
         state.in_flight = False
+        state.leader_refused = False
         state.fetch_deadline_ms = self.now_ms + self.config.fetch_timeout_ms
         self._send_fetch(state, out)
 

@@ -61,6 +61,7 @@ class Follower:
     request_deadline_ms: int = 0  # resend the in-flight request after this
     in_flight: bool = False
     download: SnapshotDownload | None = None
+    leader_refused: bool = False  # the leader's address refused a connection since the last fetch
 
 
 @dataclass(slots=True)

@@ -6,7 +6,9 @@ through its own skew (an offset and a rate), always monotonic. The nemesis drops
 duplicates and delays (hence reorders) messages, partitions the network (among
 others isolating the leader from the majority), crashes nodes (sometimes in the
 middle of a step, with only part of that step's disk writes done) and restarts them
-from their durable state, and asks for graceful resignations and snapshots.
+from their durable state, and asks for graceful resignations and snapshots. A
+message to a crashed node may come back to its sender as a refused connection
+(``RaftNode.peer_refused``: a follower of that node stands early).
 
 After every step the :class:`Checker` asserts the safety properties; after the
 faults stop, :meth:`Simulation.heal_and_converge` asserts liveness.
@@ -52,6 +54,7 @@ class Faults:
     propose_interval_ms: int = 30
     bounce_after_vote: float = 0.2  # restart a voter right after it granted a vote
     crash_new_leader: float = 0.3  # crash a new leader within a few ms of its election
+    refused: float = 0.5  # share of messages to a crashed node whose sender hears "refused"
 
 
 class StateMachine:
@@ -282,6 +285,15 @@ class Simulation:
                 self.sequence += 1
                 heapq.heappush(self.queue, (self.now_ms + delay, self.sequence, message))
 
+    def _refuse(self, message: RaftMessage) -> None:
+        """A message reached a crashed node: its sender may learn the connection was refused."""
+        sender = self.nodes[message.sender - 1]
+        if sender.driver is None or self.rng.random() >= self.faults.refused:
+            return
+        out = sender.driver.node.peer_refused(message.receiver, sender.local_ms(self.now_ms))
+        self.stats["refused"] += 1
+        self._send(sender, sender.driver.run(out))
+
     def _step_node(self, node: SimNode, message: RaftMessage | None) -> None:
         """Run a message (or a tick) through a node; a node marked to tear crashes halfway."""
         driver = node.driver
@@ -338,6 +350,8 @@ class Simulation:
                     (message.sender, message.receiver) not in self.blocked
                 ):
                     self._step_node(target, message)
+                elif target.driver is None:
+                    self._refuse(message)
             else:
                 self.now_ms = next_tick
                 next_tick += TICK_MS

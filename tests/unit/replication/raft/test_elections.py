@@ -22,7 +22,7 @@ from log_engine.replication.raft.messages import (
     VoteRequest,
     VoteResponse,
 )
-from tests.unit.replication.raft.helpers import FETCH_TIMEOUT_MS, Harness
+from tests.unit.replication.raft.helpers import ELECTION_TIMEOUT_MS, FETCH_TIMEOUT_MS, Harness
 
 
 def vote_request(epoch: int, end: int, last_epoch: int, sender: int = 2) -> VoteRequest:
@@ -248,3 +248,36 @@ def test_an_observer_finds_the_leader_and_never_votes() -> None:
     assert observer.node.role is Role.FOLLOWER and observer.node.leader_id == 2
     refused = only_vote_response(observer.handle(VoteRequest(1, 9, 4, OffsetAndEpoch(9, 3))))
     assert not refused.vote_granted
+
+
+def test_a_follower_refused_by_its_leader_stands_within_one_election_timeout() -> None:
+    node = Harness(1, election=ElectionState(4, leader_id=2), fetch_timeout_ms=60_000)
+    node.apply(node.node.peer_refused(3, node.now_ms))  # not its leader: nothing changes
+    node.tick(ELECTION_TIMEOUT_MS)
+    assert node.node.role is Role.FOLLOWER
+    node.apply(node.node.peer_refused(2, node.now_ms))
+    node.tick(ELECTION_TIMEOUT_MS)
+    assert node.node.role is Role.PROSPECTIVE and node.node.epoch == 4
+
+
+def test_a_follower_refused_by_its_leader_grants_pre_votes_at_once() -> None:
+    node = Harness(1, election=ElectionState(4, leader_id=2), fetch_timeout_ms=60_000)
+    request = VoteRequest(3, 1, 5, OffsetAndEpoch(9, 4), pre_vote=True)
+    assert not only_vote_response(node.handle(request)).vote_granted
+    node.apply(node.node.peer_refused(2, node.now_ms))
+    assert only_vote_response(node.handle(request)).vote_granted
+    assert node.node.role is Role.FOLLOWER and node.node.epoch == 4  # a pre-vote changes nothing
+    real = VoteRequest(3, 1, 5, OffsetAndEpoch(9, 4))
+    assert only_vote_response(node.handle(real)).vote_granted  # one vote in epoch 5, for 3
+    other = VoteRequest(2, 1, 5, OffsetAndEpoch(9, 4))
+    assert not only_vote_response(node.handle(other)).vote_granted
+
+
+def test_a_fetch_answered_after_a_refusal_clears_it() -> None:
+    node = Harness(1, election=ElectionState(4, leader_id=2), fetch_timeout_ms=60_000)
+    node.apply(node.node.peer_refused(2, node.now_ms))
+    node.handle(FetchResponse(2, 1, ErrorCode.NONE, 4, 2, 0, high_watermark=0))
+    request = VoteRequest(3, 1, 5, OffsetAndEpoch(9, 4), pre_vote=True)
+    assert not only_vote_response(node.handle(request)).vote_granted
+    node.tick(2 * ELECTION_TIMEOUT_MS)
+    assert node.node.role is Role.FOLLOWER
