@@ -26,6 +26,8 @@ from log_engine.broker.group_coordinator import GroupCoordinator
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
+from log_engine.broker.security.acl_store import AclStoreError, FileAclStore
+from log_engine.broker.security.authorizer import Authorizer
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
 from log_engine.metadata.listener import MetadataListener
@@ -71,6 +73,8 @@ class Broker:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
         )
         self.producer_ids: ProducerIdManager
+        self.authorizer: Authorizer | None = None
+        """ACL decisions (``authorizer.class.name`` set), else None: no authorization."""
         self.server = BrokerServer(self)
         self.replicas = ReplicaManager(self)
         self.cluster_node: ClusterNode | None = (
@@ -141,6 +145,7 @@ class Broker:
             self.config.offsets_topic_segment_bytes,
         )
         self.producer_ids = ProducerIdManager(self.config.log_dir)
+        self.authorizer = self._authorizer()
         self.groups.start()
         # a clustered broker accepts clients once the controller unfenced it
         await self.server.start(self.config.listener, accepting=self.cluster_node is None)
@@ -158,6 +163,24 @@ class Broker:
                 "the C record check is not built (pip install -e . builds it): produce uses "
                 "the pure-Python fallback, ~2-3 us of CPU per record instead of ~0.01"
             )
+
+    def _authorizer(self) -> Authorizer | None:
+        config = self.config
+        if not config.authorizer_class_name:
+            return None
+        try:
+            store = FileAclStore(config.log_dir)
+        except AclStoreError as exc:
+            raise BrokerConfigError(str(exc)) from None
+        log.info(
+            "ACL authorizer on: %d ACLs, super.users %s, allow.everyone.if.no.acl.found=%s",
+            len(store.bindings()),
+            ", ".join(sorted(config.super_user_set)) or "none",
+            str(config.allow_everyone_if_no_acl_found).lower(),
+        )
+        return Authorizer(
+            store, config.super_user_set, config.allow_everyone_if_no_acl_found
+        )
 
     async def stop(self) -> None:
         if self.cluster_node is not None:

@@ -25,12 +25,14 @@ import struct
 from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
+from log_engine.broker.authorization import guard
 from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
+from log_engine.broker.security.authorizer import ANONYMOUS
 from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
-from log_engine.broker.security.handlers import SECURITY_HANDLERS
+from log_engine.broker.security.handlers import ACL_HANDLERS, SECURITY_HANDLERS
 from log_engine.broker.security.scram_admin import anonymous_refusal
 from log_engine.broker.security.stream_transport import StreamConnectionMixin
 from log_engine.file_slice import FileSlice
@@ -58,7 +60,9 @@ _TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause ab
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
-_CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS}
+_CLIENT_HANDLERS: dict[ApiKey, Handler] = guard(
+    {**HANDLERS, **SECURITY_HANDLERS, **ACL_HANDLERS}
+)
 
 
 class ConnectionClosed(Exception):
@@ -293,8 +297,11 @@ class Connection:
                 if close:
                     raise ConnectionClosed("")
                 return
-        if header.api_key in SECURITY_HANDLERS and (
-            self._auth is None or self._auth.principal == "User:ANONYMOUS"
+        principal = self._auth.principal if self._auth is not None else ANONYMOUS
+        if (
+            header.api_key in SECURITY_HANDLERS
+            and principal == ANONYMOUS
+            and self._broker.authorizer is None
         ):
             await self._send(
                 encode_response(header, anonymous_refusal(header.api_key, body))
@@ -303,7 +310,7 @@ class Connection:
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
-        context = RequestContext(self._broker, header, self._peer)
+        context = RequestContext(self._broker, header, self._peer, principal)
         response = await handler(context, body)
         if response is not None:
             await self._send(encode_response(header, response))

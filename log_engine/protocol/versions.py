@@ -52,6 +52,9 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
@@ -91,6 +94,9 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 3),
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
+        ApiKey.DESCRIBE_ACLS: (0, 1),
+        ApiKey.CREATE_ACLS: (0, 1),
+        ApiKey.DELETE_ACLS: (0, 1),
         ApiKey.SASL_HANDSHAKE: (0, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 1),
         # KIP-554: only a flexible v0 exists (the exception to decision 1's
@@ -126,6 +132,10 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.OFFSET_FOR_LEADER_EPOCH: (0, 4),
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
+        # v0 has no pattern type (every binding LITERAL): PREFIXED needs v1
+        ApiKey.DESCRIBE_ACLS: (1, 3),
+        ApiKey.CREATE_ACLS: (1, 3),
+        ApiKey.DELETE_ACLS: (1, 3),
         ApiKey.SASL_HANDSHAKE: (1, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 2),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),

@@ -3,8 +3,9 @@
 Both work on the broker's salted credential store (``__scram_credentials.json``
 in the log dir). An upsertion brings salt and salted password; the broker
 keeps StoredKey and ServerKey derived from them (RFC 5802), never the salted
-password. Until ACLs exist any authenticated client may call these (Kafka
-with no authorizer allows the same); see docs/security.md.
+password. With no authorizer any authenticated client may call these (Kafka
+with no authorizer allows the same); with one, DESCRIBE / ALTER on the
+cluster (``log_engine.broker.authorization.admin``); see docs/security.md.
 """
 
 from __future__ import annotations
@@ -124,30 +125,32 @@ async def handle_alter_user_scram_credentials(
 CLUSTER_AUTHORIZATION_FAILED = 31
 _ANONYMOUS_MESSAGE = (
     "managing SCRAM credentials needs an authenticated principal (a SASL or "
-    "mutual-TLS listener) until ACLs exist"
+    "mutual-TLS listener) when no authorizer is configured"
 )
 
 
 def anonymous_refusal(api_key: int, body: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a credentials API from an unauthenticated connection: every
-    user gets CLUSTER_AUTHORIZATION_FAILED (stricter than Kafka with no authorizer,
-    which lets anyone in; ACLs will replace this rule)."""
+    """The answer to a credentials API from an unauthenticated connection when the
+    broker has no authorizer: every user gets CLUSTER_AUTHORIZATION_FAILED
+    (stricter than Kafka with no authorizer, which lets anyone in). With an
+    authorizer, ACLs decide (DESCRIBE / ALTER on the cluster)."""
+    return cluster_refusal(api_key, body, _ANONYMOUS_MESSAGE)
+
+
+def cluster_refusal(api_key: int, body: dict[str, Any], message: str) -> dict[str, Any]:
+    """A credentials API answered CLUSTER_AUTHORIZATION_FAILED for every user."""
     if api_key == 50:
         return {
             "throttle_time_ms": 0,
             "error_code": CLUSTER_AUTHORIZATION_FAILED,
-            "error_message": _ANONYMOUS_MESSAGE,
+            "error_message": message,
             "results": [],
         }
     names = dict.fromkeys(i["name"] for i in body["deletions"] + body["upsertions"])
     return {
         "throttle_time_ms": 0,
         "results": [
-            {
-                "user": name,
-                "error_code": CLUSTER_AUTHORIZATION_FAILED,
-                "error_message": _ANONYMOUS_MESSAGE,
-            }
+            {"user": name, "error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": message}
             for name in names
         ],
     }
