@@ -42,12 +42,16 @@ async def find_coordinator(ctx: RequestContext, body: dict[str, Any], handler: H
         if allowed(ctx, DESCRIBE, TRANSACTIONAL_ID, key):
             return await handler(ctx, body)
         code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-        message = denied_message(ctx, DESCRIBE, f"transactional id {key!r}")
+        message = "Transactional Id authorization failed: " + denied_message(
+            ctx, DESCRIBE, f"transactional id {key!r}"
+        )
     else:
         if allowed(ctx, DESCRIBE, GROUP, key):
             return await handler(ctx, body)
         code = _GROUP_DENIED
-        message = denied_message(ctx, DESCRIBE, f"group {key!r}")
+        message = "Group authorization failed: " + denied_message(
+            ctx, DESCRIBE, f"group {key!r}"
+        )
     return {
         "throttle_time_ms": 0,
         "error_code": code,
