@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from log_engine.acls import AclOperation
 from log_engine.broker.authorization.checks import (
     ALTER,
     DELETE,
@@ -34,7 +35,6 @@ from log_engine.broker.authorization.checks import (
     split,
 )
 from log_engine.broker.handlers.context import RequestContext
-from log_engine.broker.security.acls import AclOperation
 from log_engine.broker.security.scram_admin import cluster_refusal
 from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey

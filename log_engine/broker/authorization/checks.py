@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Iterable
 from typing import Any, TypeVar
 
+from log_engine.acls import CLUSTER_NAME, AclOperation, ResourceType
 from log_engine.broker.handlers.context import RequestContext
-from log_engine.broker.security.acls import CLUSTER_NAME, AclOperation, ResourceType
 
 Handler = Callable[[RequestContext, dict[str, Any]], Awaitable[dict[str, Any] | None]]
 Gate = Callable[[RequestContext, dict[str, Any], Handler], Awaitable[dict[str, Any] | None]]

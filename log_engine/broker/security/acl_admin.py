@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from log_engine.broker.handlers.context import RequestContext
-from log_engine.broker.security.acls import (
+from log_engine.acls import (
     CLUSTER_NAME,
     AclBinding,
     AclError,
@@ -20,6 +19,7 @@ from log_engine.broker.security.acls import (
     AclOperation,
     ResourceType,
 )
+from log_engine.broker.handlers.context import RequestContext
 from log_engine.errors import ErrorCode
 
 _DISABLED = "no authorizer is configured on this broker (authorizer.class.name)"

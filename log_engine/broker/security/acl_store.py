@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
-from log_engine.broker.security.acls import AclBinding, AclError, AclFilter
+from log_engine.acls import AclBinding, AclError, AclFilter
 
 FILE_NAME = "__acls.json"
 _FORMAT_VERSION = 1

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from log_engine.broker.security.acl_store import AclStore
-from log_engine.broker.security.acls import (
+from log_engine.acls import (
     WILDCARD,
     AclBinding,
     AclFilter,
@@ -32,6 +31,7 @@ from log_engine.broker.security.acls import (
     ResourceType,
     implied_by,
 )
+from log_engine.broker.security.acl_store import AclStore
 
 ANONYMOUS = "User:ANONYMOUS"
 _ANY_USER = "User:*"

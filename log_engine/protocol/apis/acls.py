@@ -2,7 +2,7 @@
 
 v1 adds the resource pattern type (v0 bindings and filters are LITERAL); v2+
 is flexible; v3 adds the USER resource type (no new field). Enums travel as
-int8 with Kafka's codes (``log_engine.broker.security.acls``). In filters a
+int8 with Kafka's codes (``log_engine.acls``). In filters a
 null string means "any".
 """
 

@@ -43,7 +43,7 @@ def broker_settings(port: int, **extra: str) -> dict[str, str]:
     return {
         "listeners": f"SASL_PLAINTEXT://127.0.0.1:{port}",
         "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT",
-        "sasl.enabled.mechanisms": "PLAIN",
+        "sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512",
         "listener.name.sasl_plaintext.plain.sasl.jaas.config": PLAIN_JAAS,
         "connection.failed.authentication.delay.ms": "0",
         "authorizer.class.name": AUTHORIZER,

@@ -11,7 +11,7 @@ import pytest
 from log_engine.broker.authorization import GATES, UNGATED
 from log_engine.broker.handlers import HANDLERS
 from log_engine.broker.security.acl_store import AclStoreError, FileAclStore
-from log_engine.broker.security.acls import (
+from log_engine.acls import (
     AclBinding,
     AclError,
     AclFilter,

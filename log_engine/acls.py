@@ -1,4 +1,5 @@
-"""ACL bindings and filters: Kafka's vocabulary and its matching rules.
+"""ACL bindings and filters: Kafka's vocabulary and its matching rules (shared by
+the broker's authorizer and the admin client).
 
 A binding says *principal* from *host* is ALLOWed or DENYed *operation* on a
 resource *pattern* (a resource type, a name, and LITERAL or PREFIXED). The
