@@ -19,6 +19,7 @@ import logging
 import time
 from typing import Any
 
+from log_engine.broker.cluster.acls import ClusterAclStore
 from log_engine.broker.cluster.node import ClusterNode
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
@@ -26,7 +27,7 @@ from log_engine.broker.group_coordinator import GroupCoordinator
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
-from log_engine.broker.security.acl_store import AclStoreError, FileAclStore
+from log_engine.broker.security.acl_store import AclStore, AclStoreError, FileAclStore
 from log_engine.broker.security.authorizer import Authorizer
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
@@ -168,10 +169,14 @@ class Broker:
         config = self.config
         if not config.authorizer_class_name:
             return None
-        try:
-            store = FileAclStore(config.log_dir)
-        except AclStoreError as exc:
-            raise BrokerConfigError(str(exc)) from None
+        store: AclStore
+        if self.cluster_node is not None:  # the ACLs of the metadata log
+            store = ClusterAclStore(self.cluster_node)
+        else:
+            try:
+                store = FileAclStore(config.log_dir)
+            except AclStoreError as exc:
+                raise BrokerConfigError(str(exc)) from None
         log.info(
             "ACL authorizer on: %d ACLs, super.users %s, allow.everyone.if.no.acl.found=%s",
             len(store.bindings()),

@@ -16,6 +16,11 @@ from typing import Any
 from log_engine.acls import AclBinding, AclFilter
 from log_engine.client import errors
 from log_engine.protocol import ApiKey
+from log_engine.protocol.acl_bodies import (
+    binding_from_matching,
+    creation_body,
+    filter_body,
+)
 
 Send = Callable[[ApiKey, dict[str, Any]], Awaitable[dict[str, Any]]]
 
@@ -31,32 +36,9 @@ def _check(code: int, message: str | None, context: str) -> None:
         errors.check_error(code, f"{context}: {message}" if message else context)
 
 
-def _filter_body(f: AclFilter) -> dict[str, Any]:
-    return {
-        "resource_type_filter": int(f.resource_type),
-        "resource_name_filter": f.resource_name,
-        "pattern_type_filter": int(f.pattern_type),
-        "principal_filter": f.principal,
-        "host_filter": f.host,
-        "operation": int(f.operation),
-        "permission_type": int(f.permission),
-    }
-
-
 async def create_acls(send: Send, bindings: Sequence[AclBinding]) -> None:
     """Create the bindings; the first refused one raises its KafkaError."""
-    creations = [
-        {
-            "resource_type": int(b.resource_type),
-            "resource_name": b.resource_name,
-            "resource_pattern_type": int(b.pattern_type),
-            "principal": b.principal,
-            "host": b.host,
-            "operation": int(b.operation),
-            "permission_type": int(b.permission),
-        }
-        for b in bindings
-    ]
+    creations = [creation_body(b) for b in bindings]
     response = await send(ApiKey.CREATE_ACLS, {"creations": creations})
     for binding, result in zip(bindings, response["results"], strict=True):
         _check(result["error_code"], result["error_message"], f"creating ACL {binding}")
@@ -64,36 +46,27 @@ async def create_acls(send: Send, bindings: Sequence[AclBinding]) -> None:
 
 async def describe_acls(send: Send, acl_filter: AclFilter) -> list[AclBinding]:
     """The bindings the broker holds that match the filter."""
-    response = await send(ApiKey.DESCRIBE_ACLS, _filter_body(acl_filter))
+    response = await send(ApiKey.DESCRIBE_ACLS, filter_body(acl_filter))
     _check(response["error_code"], response["error_message"], "describing ACLs")
     return [
-        _binding(r["resource_type"], r["resource_name"], r["pattern_type"], a)
+        binding_from_matching(
+            {**a, "resource_type": r["resource_type"], "resource_name": r["resource_name"],
+             "pattern_type": r["pattern_type"]}
+        )
         for r in response["resources"]
         for a in r["acls"]
     ]
 
 
-def _binding(resource_type: int, name: str, pattern_type: int, a: dict[str, Any]) -> AclBinding:
-    return AclBinding.build(
-        resource_type,
-        name,
-        pattern_type,
-        a["principal"],
-        a["host"],
-        a["operation"],
-        a["permission_type"],
-    )
-
-
 async def delete_acls(send: Send, filters: Sequence[AclFilter]) -> list[AclBinding]:
     """Delete what the filters match; the deleted bindings."""
-    response = await send(ApiKey.DELETE_ACLS, {"filters": [_filter_body(f) for f in filters]})
+    response = await send(ApiKey.DELETE_ACLS, {"filters": [filter_body(f) for f in filters]})
     deleted: list[AclBinding] = []
     for result in response["filter_results"]:
         _check(result["error_code"], result["error_message"], "deleting ACLs")
         for m in result["matching_acls"]:
             _check(m["error_code"], m["error_message"], "deleting an ACL")
-            deleted.append(_binding(m["resource_type"], m["resource_name"], m["pattern_type"], m))
+            deleted.append(binding_from_matching(m))
     return deleted
 
 

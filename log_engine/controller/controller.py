@@ -41,6 +41,8 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
+from log_engine.acls import AclBinding, AclFilter
+from log_engine.controller.acls import create_acl_records, delete_acl_records
 from log_engine.controller.alter_partition import validate_isr_change
 from log_engine.controller.config import ControllerConfig
 from log_engine.controller.elections import elect_leaderless, elect_preferred, remove_broker
@@ -424,6 +426,23 @@ class QuorumController:
             image = image.apply_all(topic_records)
             records.extend(topic_records)
         return self._emit(records, tuple(outcomes))
+
+    # ---- ACLs (acls.py) ------------------------------------------------------------------------
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> ControllerResult[bool]:
+        """CreateAcls: records for the bindings not there yet; False when not active."""
+        if not self.is_active:
+            return ControllerResult((), False)
+        return self._emit(create_acl_records(self._image, bindings, self._rng), True)
+
+    def delete_acls(
+        self, filters: Sequence[AclFilter]
+    ) -> ControllerResult[list[list[AclBinding]] | None]:
+        """DeleteAcls: per filter the bindings removed; None when not active."""
+        if not self.is_active:
+            return ControllerResult((), None)
+        matched, records = delete_acl_records(self._image, filters)
+        return self._emit(records, matched)
 
     # ---- partitions ------------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Self
 
 from log_engine.errors import EncodeError, MetadataRecordError, ProtocolDecodeError
 from log_engine.metadata.schemas import (
+    ACCESS_CONTROL_ENTRY,
     BROKER_REGISTRATION_CHANGE,
     CONFIG,
     FENCE_BROKER,
@@ -33,6 +34,7 @@ from log_engine.metadata.schemas import (
     PARTITION_CHANGE,
     PRODUCER_IDS,
     REGISTER_BROKER,
+    REMOVE_ACCESS_CONTROL_ENTRY,
     REMOVE_TOPIC,
     TOPIC,
     UNFENCE_BROKER,
@@ -278,6 +280,35 @@ class ProducerIdsRecord(_BodyRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class AccessControlEntryRecord(_BodyRecord):
+    """An ACL binding is added, under a unique id (enums as Kafka's int8 codes)."""
+
+    MESSAGE: ClassVar[Message] = ACCESS_CONTROL_ENTRY
+    WRITE_VERSION: ClassVar[int] = 0
+    WIRE_NAMES: ClassVar[dict[str, str]] = {"acl_id": "id"}
+
+    acl_id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveAccessControlEntryRecord(_BodyRecord):
+    """The ACL binding with this id is removed."""
+
+    MESSAGE: ClassVar[Message] = REMOVE_ACCESS_CONTROL_ENTRY
+    WRITE_VERSION: ClassVar[int] = 0
+    WIRE_NAMES: ClassVar[dict[str, str]] = {"acl_id": "id"}
+
+    acl_id: uuid.UUID
+
+
+@dataclass(frozen=True, slots=True)
 class NoOpRecord(_BodyRecord):
     """Changes nothing; a new active controller appends one to learn when it is caught up."""
 
@@ -297,6 +328,8 @@ MetadataRecord = (
     | RemoveTopicRecord
     | ConfigRecord
     | ProducerIdsRecord
+    | AccessControlEntryRecord
+    | RemoveAccessControlEntryRecord
     | NoOpRecord
 )
 
@@ -314,6 +347,8 @@ RECORD_TYPES: dict[int, type[MetadataRecord]] = {
         RemoveTopicRecord,
         ConfigRecord,
         ProducerIdsRecord,
+        AccessControlEntryRecord,
+        RemoveAccessControlEntryRecord,
         NoOpRecord,
     )
 }

@@ -135,3 +135,22 @@ BROKER_REGISTRATION_CHANGE = Message(
     flexible=0,
 )
 NO_OP = Message("NoOpRecord", 20, (0, 0), (), flexible=0)
+ACCESS_CONTROL_ENTRY = Message(
+    "AccessControlEntryRecord",
+    18,
+    (0, 0),
+    (
+        Field("id", UUID),
+        Field("resource_type", INT8),
+        Field("resource_name", STRING),
+        Field("pattern_type", INT8),
+        Field("principal", STRING),
+        Field("host", STRING),
+        Field("operation", INT8),
+        Field("permission_type", INT8),
+    ),
+    flexible=0,
+)
+REMOVE_ACCESS_CONTROL_ENTRY = Message(
+    "RemoveAccessControlEntryRecord", 19, (0, 0), (Field("id", UUID),), flexible=0
+)

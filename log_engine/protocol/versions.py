@@ -159,14 +159,16 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
         ApiKey.CREATE_TOPICS: (0, 4),
         ApiKey.DELETE_TOPICS: (0, 3),
+        ApiKey.CREATE_ACLS: (1, 1),
+        ApiKey.DELETE_ACLS: (1, 1),
     }
 )
 """What the controller listener serves (Kafka's ``"listeners": ["controller"]``
 APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
 brokers' calls to the active controller (registration, heartbeats,
-AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics that brokers
-forward for their clients (classic versions, as on the client listener).
-Flexible versions: decision 1's
+AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics /
+CreateAcls / DeleteAcls that brokers forward for their clients (classic
+versions, as on the client listener). Flexible versions: decision 1's
 classic-only rule is about the client-facing listener; the controller listener
 is spoken by Sluice nodes, which send these APIs at fixed versions (not through
 :data:`CLIENT_VERSIONS`)."""

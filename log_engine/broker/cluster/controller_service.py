@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from log_engine.acls import AclBinding, AclFilter
 from log_engine.controller import ControllerConfig, NewTopic, QuorumController, TopicOutcome
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
@@ -101,6 +102,16 @@ class ControllerService:
             result.response,
             lambda: tuple(TopicOutcome(n, int(ErrorCode.NOT_CONTROLLER)) for n in names),
         )
+
+    async def create_acls(self, bindings: Sequence[AclBinding]) -> bool:
+        """CreateAcls forwarded by a broker: True once the records committed."""
+        result = self.controller.create_acls(bindings)
+        return await self._commit(result.records, result.response, lambda: False)
+
+    async def delete_acls(self, filters: Sequence[AclFilter]) -> list[list[AclBinding]] | None:
+        """DeleteAcls forwarded by a broker: per filter the bindings removed (None: refused)."""
+        result = self.controller.delete_acls(filters)
+        return await self._commit(result.records, result.response, lambda: None)
 
     async def _commit(
         self, records: Sequence[MetadataRecord], response: T, refused: Callable[[], T]

@@ -136,6 +136,8 @@ CONTROLLER_HANDLERS: dict[
     ApiKey.ALLOCATE_PRODUCER_IDS: controller.handle_controller_api,
     ApiKey.CREATE_TOPICS: controller.handle_create_topics,
     ApiKey.DELETE_TOPICS: controller.handle_delete_topics,
+    ApiKey.CREATE_ACLS: controller.handle_create_acls,
+    ApiKey.DELETE_ACLS: controller.handle_delete_acls,
 }
 """What the controller listener dispatches on (see ``CONTROLLER_VERSIONS``): the
 quorum's APIs, and the active controller's (``handlers/controller.py``)."""

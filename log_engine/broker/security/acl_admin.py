@@ -20,7 +20,9 @@ from log_engine.acls import (
     ResourceType,
 )
 from log_engine.broker.handlers.context import RequestContext
+from log_engine.broker.security.acl_store import AclWriteError
 from log_engine.errors import ErrorCode
+from log_engine.protocol.acl_bodies import binding_from_creation, filter_from_body, matching_body
 
 _DISABLED = "no authorizer is configured on this broker (authorizer.class.name)"
 
@@ -48,23 +50,17 @@ async def handle_create_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[
     valid: list[AclBinding] = []
     for item in creations:
         try:
-            valid.append(
-                AclBinding.build(
-                    item["resource_type"],
-                    item["resource_name"],
-                    item["resource_pattern_type"],
-                    item["principal"],
-                    item["host"],
-                    item["operation"],
-                    item["permission_type"],
-                )
-            )
+            valid.append(binding_from_creation(item))
         except AclError as exc:
             results.append(_result(ErrorCode.INVALID_REQUEST, str(exc)))
             continue
         results.append(_result(0, None))
     assert ctx.broker.authorizer is not None
-    await ctx.broker.authorizer.create(valid)
+    try:
+        await ctx.broker.authorizer.create(valid)
+    except AclWriteError as exc:
+        failed = _result(exc.error_code, str(exc))
+        results = [r if r["error_code"] else failed for r in results]
     return {"throttle_time_ms": 0, "results": results}
 
 
@@ -77,7 +73,7 @@ async def handle_describe_acls(ctx: RequestContext, body: dict[str, Any]) -> dic
     if refusal is not None:
         return _describe_answer(*refusal, [])
     try:
-        acl_filter = _filter(body)
+        acl_filter = filter_from_body(body)
     except AclError as exc:
         return _describe_answer(ErrorCode.INVALID_REQUEST, str(exc), [])
     assert ctx.broker.authorizer is not None
@@ -117,12 +113,21 @@ async def handle_delete_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[
     parsed: list[AclFilter | str] = []
     for item in filters:
         try:
-            parsed.append(_filter(item))
+            parsed.append(filter_from_body(item))
         except AclError as exc:
             parsed.append(str(exc))
     valid = [f for f in parsed if isinstance(f, AclFilter)]
     assert ctx.broker.authorizer is not None
-    removed = iter(await ctx.broker.authorizer.delete(valid))
+    try:
+        removed = iter(await ctx.broker.authorizer.delete(valid))
+    except AclWriteError as exc:
+        return {
+            "throttle_time_ms": 0,
+            "filter_results": [
+                {"error_code": exc.error_code, "error_message": str(exc), "matching_acls": []}
+                for _ in filters
+            ],
+        }
     results = []
     for f in parsed:
         if isinstance(f, str):
@@ -134,7 +139,7 @@ async def handle_delete_acls(ctx: RequestContext, body: dict[str, Any]) -> dict[
             {
                 "error_code": 0,
                 "error_message": None,
-                "matching_acls": [_matching(b) for b in next(removed)],
+                "matching_acls": [matching_body(b) for b in next(removed)],
             }
         )
     return {"throttle_time_ms": 0, "filter_results": results}
@@ -154,30 +159,4 @@ def _describe_answer(code: int, message: str | None, resources: list[Any]) -> di
         "error_code": code,
         "error_message": message,
         "resources": resources,
-    }
-
-
-def _filter(item: dict[str, Any]) -> AclFilter:
-    return AclFilter.build(
-        item["resource_type_filter"],
-        item["resource_name_filter"],
-        item["pattern_type_filter"],
-        item["principal_filter"],
-        item["host_filter"],
-        item["operation"],
-        item["permission_type"],
-    )
-
-
-def _matching(b: AclBinding) -> dict[str, Any]:
-    return {
-        "error_code": 0,
-        "error_message": None,
-        "resource_type": int(b.resource_type),
-        "resource_name": b.resource_name,
-        "pattern_type": int(b.pattern_type),
-        "principal": b.principal,
-        "host": b.host,
-        "operation": int(b.operation),
-        "permission_type": int(b.permission),
     }

@@ -2,7 +2,8 @@
 
 :class:`AclStore` is what the authorizer needs: the bindings, a ``version``
 that changes with them (the authorizer's decision cache follows it), and
-add/remove. :class:`FileAclStore` is the single-node store:
+add/remove. :class:`FileAclStore` is the single-node store (a clustered
+broker's is ``broker/cluster/acls.py``, over the metadata image):
 ``<log dir>/__acls.json``, a JSON object ``{"version": 1, "acls": [binding,
 ...]}`` with each binding's enums by name, rewritten atomically (temp file,
 fsync, rename) on every change. A file that does not parse stops the broker
@@ -29,6 +30,14 @@ class AclStoreError(Exception):
     """The stored ACLs cannot be read; the message names the file and the fix."""
 
 
+class AclWriteError(Exception):
+    """A change to the ACLs was not made (a cluster's controller refused or did not answer)."""
+
+    def __init__(self, error_code: int, message: str | None) -> None:
+        super().__init__(message or f"error code {error_code}")
+        self.error_code = error_code
+
+
 class AclStore(Protocol):
     """The bindings the authorizer decides with."""
 
@@ -40,11 +49,12 @@ class AclStore(Protocol):
     def bindings(self) -> list[AclBinding]: ...
 
     async def add(self, bindings: Iterable[AclBinding]) -> None:
-        """Keep these bindings (one already stored is kept once)."""
+        """Keep these bindings (one already stored is kept once); :class:`AclWriteError`."""
         ...
 
     async def remove(self, filters: list[AclFilter]) -> list[list[AclBinding]]:
-        """Remove the bindings each filter matches; per filter, what it removed."""
+        """Remove the bindings each filter matches; per filter, what it removed
+        (:class:`AclWriteError` when nothing could be removed)."""
         ...
 
 

@@ -51,6 +51,8 @@ def test_record_types_are_kafkas() -> None:
         9: "RemoveTopicRecord",
         15: "ProducerIdsRecord",
         17: "BrokerRegistrationChangeRecord",
+        18: "AccessControlEntryRecord",
+        19: "RemoveAccessControlEntryRecord",
         20: "NoOpRecord",
     }
 
