@@ -60,9 +60,9 @@ _TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause ab
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
-_CLIENT_HANDLERS: dict[ApiKey, Handler] = guard(
-    {**HANDLERS, **SECURITY_HANDLERS, **ACL_HANDLERS}
-)
+_CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS, **ACL_HANDLERS}
+_AUTHORIZED_HANDLERS: dict[ApiKey, Handler] = guard(_CLIENT_HANDLERS)
+"""The client APIs behind their ACL gates (``authorizer.class.name`` set)."""
 
 
 class ConnectionClosed(Exception):
@@ -226,7 +226,11 @@ class Connection:
         self._broker = broker
         self._controller = controller
         self._handlers: dict[ApiKey, Handler] = (
-            CONTROLLER_HANDLERS if controller else _CLIENT_HANDLERS
+            CONTROLLER_HANDLERS
+            if controller
+            else _AUTHORIZED_HANDLERS
+            if broker.authorizer is not None
+            else _CLIENT_HANDLERS
         )
         self._sock: socket.socket = sock  # type: ignore[assignment]  # None: a TlsConnection
         self._auth = auth
