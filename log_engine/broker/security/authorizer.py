@@ -13,8 +13,9 @@ Kafka's decision, step by step (:meth:`Authorizer.authorize`):
    (READ/WRITE/DELETE/ALTER imply DESCRIBE, ALTER_CONFIGS implies
    DESCRIBE_CONFIGS) allows; else refused.
 
-Decisions are cached per (principal, host, operation, resource) until the
-store's bindings change.
+Bindings are indexed by resource (LITERAL by type and name, PREFIXED by type)
+and decisions cached per (principal, host, operation, resource), both rebuilt
+when the store's bindings change.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ class Authorizer:
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
         self._cache: dict[_CacheKey, bool] = {}
         self._cache_version = -1
+        self._literal: dict[tuple[ResourceType, str], list[AclBinding]] = {}
+        self._prefixed: dict[ResourceType, list[AclBinding]] = {}
 
     def authorize(
         self,
@@ -67,8 +70,7 @@ class Authorizer:
         if principal in self.super_users:
             return True
         if self._cache_version != self.store.version:
-            self._cache.clear()
-            self._cache_version = self.store.version
+            self._reindex()
         key = (principal, host, operation, resource_type, name)
         decision = self._cache.get(key)
         if decision is None:
@@ -78,6 +80,27 @@ class Authorizer:
             self._cache[key] = decision
         return decision
 
+    def _reindex(self) -> None:
+        """Forget the decisions and index the bindings by resource (store changed)."""
+        self._cache.clear()
+        self._cache_version = self.store.version
+        self._literal = {}
+        self._prefixed = {}
+        for b in self.store.bindings():
+            if b.pattern_type == PatternType.PREFIXED:
+                self._prefixed.setdefault(b.resource_type, []).append(b)
+            else:
+                self._literal.setdefault((b.resource_type, b.resource_name), []).append(b)
+
+    def _applying(self, resource_type: ResourceType, name: str) -> list[AclBinding]:
+        """The bindings whose pattern covers the resource."""
+        applying = list(self._literal.get((resource_type, name), ()))
+        if name != WILDCARD:
+            applying += self._literal.get((resource_type, WILDCARD), ())
+        prefixed = self._prefixed.get(resource_type, ())
+        applying += (b for b in prefixed if name.startswith(b.resource_name))
+        return applying
+
     def _decide(
         self,
         principal: str,
@@ -86,7 +109,7 @@ class Authorizer:
         resource_type: ResourceType,
         name: str,
     ) -> bool:
-        applying = [b for b in self.store.bindings() if b.applies_to(resource_type, name)]
+        applying = self._applying(resource_type, name)
         if not applying:
             return self.allow_everyone_if_no_acl_found
         mine = [
