@@ -160,14 +160,6 @@ class AclBinding:
             raise AclError(f"permission type {perm.name}: ALLOW or DENY")
         return cls(rtype, resource_name, ptype, principal, host, op, perm)  # type: ignore[arg-type]
 
-    def applies_to(self, resource_type: ResourceType, name: str) -> bool:
-        """Whether this binding's pattern covers the resource ``(resource_type, name)``."""
-        if self.resource_type != resource_type:
-            return False
-        if self.pattern_type == PatternType.PREFIXED:
-            return name.startswith(self.resource_name)
-        return self.resource_name in (name, WILDCARD)
-
     def to_json(self) -> dict[str, str]:
         return {
             "resource_type": self.resource_type.name,
