@@ -59,6 +59,19 @@ def add_commands(commands: Any) -> None:
     actions = acls.add_subparsers(required=True, metavar="ACTION")
     add = actions.add_parser("add", help="create ACL bindings")
     _binding_options(add)
+    add.add_argument(
+        "--producer",
+        action="store_true",
+        help="WRITE, DESCRIBE, CREATE on the topics (WRITE, DESCRIBE on transactional ids)",
+    )
+    add.add_argument(
+        "--idempotent",
+        action="store_true",
+        help="with --producer: also IDEMPOTENT_WRITE on the cluster",
+    )
+    add.add_argument(
+        "--consumer", action="store_true", help="READ, DESCRIBE on the topics, READ on --group"
+    )
     add.set_defaults(run=run_acls_add)
     listing = actions.add_parser("list", help="the ACLs on a resource, or all of them")
     _resource_options(listing)
@@ -205,24 +218,59 @@ def _entries(
         yield principal, args.deny_host, AclPermissionType.DENY
 
 
-def run_acls_add(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+_PRODUCER_TOPIC_OPERATIONS = (AclOperation.WRITE, AclOperation.DESCRIBE, AclOperation.CREATE)
+_CONSUMER_TOPIC_OPERATIONS = (AclOperation.READ, AclOperation.DESCRIBE)
+_TRANSACTIONAL_OPERATIONS = (AclOperation.WRITE, AclOperation.DESCRIBE)
+
+
+def add_bindings(args: argparse.Namespace) -> list[AclBinding]:
+    """The bindings ``sluice acls add`` creates: every resource x principal x operation,
+    plus kafka-acls.sh's ``--producer`` / ``--consumer`` sets."""
     resources = _resources(args)
     if not resources:
         raise CliUsageError("name a resource: --topic, --group, --cluster or --transactional-id")
     if not (args.allow_principal or args.deny_principal):
         raise CliUsageError("name a principal: --allow-principal or --deny-principal")
-    if not args.operation:
-        raise CliUsageError("name an operation: --operation Read (repeatable)")
+    if not (args.operation or args.producer or args.consumer):
+        raise CliUsageError("name an operation (--operation Read), or --producer / --consumer")
+    if args.consumer and not args.group:
+        raise CliUsageError("--consumer needs --group (the consumer group to READ)")
     pattern = PatternType[args.resource_pattern_type or "LITERAL"]
+    wanted: list[tuple[ResourceType, str, AclOperation]] = [
+        (rtype, name, _operation(op)) for rtype, name in resources for op in args.operation
+    ]
+    for rtype, name in resources:
+        if args.producer and rtype == ResourceType.TOPIC:
+            wanted += [(rtype, name, op) for op in _PRODUCER_TOPIC_OPERATIONS]
+        if args.producer and rtype == ResourceType.TRANSACTIONAL_ID:
+            wanted += [(rtype, name, op) for op in _TRANSACTIONAL_OPERATIONS]
+        if args.consumer and rtype == ResourceType.TOPIC:
+            wanted += [(rtype, name, op) for op in _CONSUMER_TOPIC_OPERATIONS]
+        if args.consumer and rtype == ResourceType.GROUP:
+            wanted.append((rtype, name, AclOperation.READ))
+    if args.producer and args.idempotent:
+        wanted.append((ResourceType.CLUSTER, CLUSTER_NAME, AclOperation.IDEMPOTENT_WRITE))
     try:
         bindings = [
-            AclBinding.build(rtype, name, pattern, principal, host or "*", _operation(op), perm)
-            for rtype, name in resources
+            AclBinding.build(
+                rtype,
+                name,
+                PatternType.LITERAL if rtype == ResourceType.CLUSTER else pattern,
+                principal,
+                host or "*",
+                op,
+                perm,
+            )
+            for rtype, name, op in wanted
             for principal, host, perm in _entries(args)
-            for op in args.operation
         ]
     except AclError as exc:
         raise CliUsageError(str(exc)) from None
+    return list(dict.fromkeys(bindings))
+
+
+def run_acls_add(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
+    bindings = add_bindings(args)
     with _admin(args) as admin:
         admin.create_acls(bindings)
     for binding in bindings:
