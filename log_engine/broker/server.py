@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
 from log_engine.broker.authorization import guard
+from log_engine.broker.cluster.scram import ClusterScramStore
 from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
@@ -113,6 +114,10 @@ class BrokerServer:
                 )
             except SecurityConfigError as exc:
                 raise BrokerConfigError(str(exc)) from None
+            node = self._broker.cluster_node
+            if node is not None and self.security.scram is not None:
+                # a cluster's SCRAM users live in the metadata log (local: the fallback)
+                self.security.scram = ClusterScramStore(node, self.security.scram)
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -59,6 +59,7 @@ from log_engine.controller.results import (
     RegistrationReply,
     TopicOutcome,
 )
+from log_engine.controller.scram import scram_records
 from log_engine.controller.topics import (
     TopicRefused,
     create_topic_records,
@@ -79,6 +80,7 @@ from log_engine.metadata.records import (
     RegisterBrokerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 from log_engine.metadata.types import PartitionState
 from log_engine.replication.raft.types import LeaderAndEpoch
@@ -427,7 +429,7 @@ class QuorumController:
             records.extend(topic_records)
         return self._emit(records, tuple(outcomes))
 
-    # ---- ACLs (acls.py) ------------------------------------------------------------------------
+    # ---- ACLs (acls.py) and SCRAM credentials (scram.py) ---------------------------------------
 
     def create_acls(self, bindings: Sequence[AclBinding]) -> ControllerResult[bool]:
         """CreateAcls: records for the bindings not there yet; False when not active."""
@@ -443,6 +445,16 @@ class QuorumController:
             return ControllerResult((), None)
         matched, records = delete_acl_records(self._image, filters)
         return self._emit(records, matched)
+
+    def alter_scram(
+        self,
+        deletions: Sequence[tuple[str, int]],
+        upsertions: Sequence[UserScramCredentialRecord],
+    ) -> ControllerResult[bool]:
+        """AlterUserScramCredentials (checked by the broker); False when not active."""
+        if not self.is_active:
+            return ControllerResult((), False)
+        return self._emit(scram_records(self._image, deletions, upsertions), True)
 
     # ---- partitions ------------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ The image is what replaying the metadata log up to ``end_offset`` gives:
 registered brokers (their ``RegisterBrokerRecord`` with the current fenced and
 controlled-shutdown flags, and the ``BrokerInfo`` the broker side uses), topics
 with their partitions (``PartitionState``), configs per resource, the
-producer-id block and the ACL bindings by id. Applying records returns a new
+producer-id block, the ACL bindings by id and the SCRAM credentials. Applying records returns a new
 image and shares every part the records did not touch (copy-on-write: a topic
 that did not change is the same ``TopicImage`` object in both), so diffing two
 images is cheap.
@@ -41,9 +41,11 @@ from log_engine.metadata.records import (
     RegisterBrokerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 from log_engine.metadata.types import BrokerInfo, PartitionState
 
@@ -96,6 +98,8 @@ class MetadataImage:
     producer_ids: ProducerIdsRecord | None = None
     acls: Mapping[uuid.UUID, AccessControlEntryRecord] = field(default_factory=_empty)
     """ACL bindings by id (AccessControlEntryRecord / RemoveAccessControlEntryRecord)."""
+    scram: Mapping[tuple[str, int], UserScramCredentialRecord] = field(default_factory=_empty)
+    """SCRAM credentials by (user, mechanism code)."""
 
     # ---- reading ----------------------------------------------------------------------
 
@@ -164,6 +168,7 @@ class _Builder:
         self.configs: Mapping[ConfigResource, Mapping[str, str]] = image.configs
         self.producer_ids = image.producer_ids
         self.acls: Mapping[uuid.UUID, AccessControlEntryRecord] = image.acls
+        self.scram: Mapping[tuple[str, int], UserScramCredentialRecord] = image.scram
         self._copied: set[str] = set()
         self._topics_copied: set[str] = set()  # topics whose partition map is our own
 
@@ -199,6 +204,7 @@ class _Builder:
             freeze("configs", self.configs),
             self.producer_ids,
             freeze("acls", self.acls),
+            freeze("scram", self.scram),
         )
 
     # ---- one method per record type ------------------------------------------------------
@@ -348,6 +354,18 @@ class _Builder:
             )
         del self._own("acls")[record.acl_id]
 
+    def set_scram(self, record: UserScramCredentialRecord) -> None:
+        self._own("scram")[(record.name, record.mechanism)] = record
+
+    def remove_scram(self, record: RemoveUserScramCredentialRecord) -> None:
+        key = (record.name, record.mechanism)
+        if key not in self.scram:
+            raise MetadataReplayError(
+                f"RemoveUserScramCredentialRecord: user {record.name!r} has no credential "
+                f"for mechanism {record.mechanism}"
+            )
+        del self._own("scram")[key]
+
     def no_op(self, record: NoOpRecord) -> None:
         pass
 
@@ -366,5 +384,7 @@ _HANDLERS: dict[type, Any] = {
     ProducerIdsRecord: _Builder.set_producer_ids,
     AccessControlEntryRecord: _Builder.add_acl,
     RemoveAccessControlEntryRecord: _Builder.remove_acl,
+    UserScramCredentialRecord: _Builder.set_scram,
+    RemoveUserScramCredentialRecord: _Builder.remove_scram,
     NoOpRecord: _Builder.no_op,
 }

@@ -36,9 +36,11 @@ from log_engine.metadata.schemas import (
     REGISTER_BROKER,
     REMOVE_ACCESS_CONTROL_ENTRY,
     REMOVE_TOPIC,
+    REMOVE_USER_SCRAM_CREDENTIAL,
     TOPIC,
     UNFENCE_BROKER,
     UNREGISTER_BROKER,
+    USER_SCRAM_CREDENTIAL,
 )
 from log_engine.metadata.types import BrokerEndpoint
 from log_engine.protocol.schema import Message
@@ -309,6 +311,33 @@ class RemoveAccessControlEntryRecord(_BodyRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class UserScramCredentialRecord(_BodyRecord):
+    """A user's SCRAM credential for one mechanism (1 SHA-256, 2 SHA-512), salted:
+    salt, StoredKey, ServerKey and iterations (RFC 5802), never the password."""
+
+    MESSAGE: ClassVar[Message] = USER_SCRAM_CREDENTIAL
+    WRITE_VERSION: ClassVar[int] = 0
+
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveUserScramCredentialRecord(_BodyRecord):
+    """A user's SCRAM credential for one mechanism is removed."""
+
+    MESSAGE: ClassVar[Message] = REMOVE_USER_SCRAM_CREDENTIAL
+    WRITE_VERSION: ClassVar[int] = 0
+
+    name: str
+    mechanism: int
+
+
+@dataclass(frozen=True, slots=True)
 class NoOpRecord(_BodyRecord):
     """Changes nothing; a new active controller appends one to learn when it is caught up."""
 
@@ -330,6 +359,8 @@ MetadataRecord = (
     | ProducerIdsRecord
     | AccessControlEntryRecord
     | RemoveAccessControlEntryRecord
+    | UserScramCredentialRecord
+    | RemoveUserScramCredentialRecord
     | NoOpRecord
 )
 
@@ -349,6 +380,8 @@ RECORD_TYPES: dict[int, type[MetadataRecord]] = {
         ProducerIdsRecord,
         AccessControlEntryRecord,
         RemoveAccessControlEntryRecord,
+        UserScramCredentialRecord,
+        RemoveUserScramCredentialRecord,
         NoOpRecord,
     )
 }

@@ -11,7 +11,7 @@ Order: broker registrations (with their current fenced and controlled-shutdown
 flags), then per topic its TopicRecord, its ConfigRecords and one
 PartitionRecord per partition (with its current epochs), then the other
 resources' configs, then the ProducerIdsRecord, then one AccessControlEntryRecord
-per ACL. Replaying the payload from an
+per ACL, then one UserScramCredentialRecord per user and mechanism. Replaying the payload from an
 empty image gives an image equal to the one written; the snapshot's end offset
 (its Raft id) becomes the image's ``end_offset``.
 """
@@ -60,6 +60,7 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
     if image.producer_ids is not None:
         records.append(image.producer_ids)
     records.extend(image.acls[acl_id] for acl_id in sorted(image.acls))
+    records.extend(image.scram[key] for key in sorted(image.scram))
     return records
 
 

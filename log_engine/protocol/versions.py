@@ -161,14 +161,15 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DELETE_TOPICS: (0, 3),
         ApiKey.CREATE_ACLS: (1, 1),
         ApiKey.DELETE_ACLS: (1, 1),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }
 )
 """What the controller listener serves (Kafka's ``"listeners": ["controller"]``
 APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
 brokers' calls to the active controller (registration, heartbeats,
 AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics /
-CreateAcls / DeleteAcls that brokers forward for their clients (classic
-versions, as on the client listener). Flexible versions: decision 1's
+CreateAcls / DeleteAcls / AlterUserScramCredentials that brokers forward for
+their clients (the client listener's versions). Flexible versions: decision 1's
 classic-only rule is about the client-facing listener; the controller listener
 is spoken by Sluice nodes, which send these APIs at fixed versions (not through
 :data:`CLIENT_VERSIONS`)."""

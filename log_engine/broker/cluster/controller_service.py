@@ -31,7 +31,11 @@ from log_engine.controller import ControllerConfig, NewTopic, QuorumController, 
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
 from log_engine.metadata.listener import MetadataListener
-from log_engine.metadata.records import MetadataRecord, encode_record
+from log_engine.metadata.records import (
+    MetadataRecord,
+    UserScramCredentialRecord,
+    encode_record,
+)
 from log_engine.replication.quorum import ControllerQuorum
 from log_engine.replication.raft import RaftError
 from log_engine.replication.raft.types import LeaderAndEpoch
@@ -112,6 +116,15 @@ class ControllerService:
         """DeleteAcls forwarded by a broker: per filter the bindings removed (None: refused)."""
         result = self.controller.delete_acls(filters)
         return await self._commit(result.records, result.response, lambda: None)
+
+    async def alter_scram(
+        self,
+        deletions: Sequence[tuple[str, int]],
+        upsertions: Sequence[UserScramCredentialRecord],
+    ) -> bool:
+        """AlterUserScramCredentials forwarded by a broker: True once committed."""
+        result = self.controller.alter_scram(deletions, upsertions)
+        return await self._commit(result.records, result.response, lambda: False)
 
     async def _commit(
         self, records: Sequence[MetadataRecord], response: T, refused: Callable[[], T]

@@ -2,11 +2,11 @@
 
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
 AllocateProducerIds (67) go through ``ControllerApis``; CreateTopics (19),
-DeleteTopics (20), CreateAcls (30) and DeleteAcls (31), which brokers forward
-for their clients (after their own authorization checks), go to the
-controller's topic and ACL calls. Each answer is sent once its records committed
-(NOT_CONTROLLER on a node that does not lead, which the sender retries at the
-leader).
+DeleteTopics (20), CreateAcls (30), DeleteAcls (31) and
+AlterUserScramCredentials (51), which brokers forward for their clients (after
+their own checks), go to the controller's topic, ACL and SCRAM calls. Each
+answer is sent once its records committed (NOT_CONTROLLER on a node that does
+not lead, which the sender retries at the leader).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from log_engine.acls import AclError
 from log_engine.broker.handlers.context import RequestContext
+from log_engine.broker.security.scram_admin import scram_record
 from log_engine.controller import NewTopic, TopicOutcome
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
@@ -130,4 +131,18 @@ def _delete_acls_refused(body: Body, code: int, message: str | None) -> Body:
             {"error_code": code, "error_message": message, "matching_acls": []}
             for _ in body["filters"]
         ],
+    }
+
+
+async def handle_alter_user_scram_credentials(context: RequestContext, body: Body) -> Body:
+    """Credentials a broker checked: salted here into StoredKey / ServerKey records."""
+    service = _service(context)
+    deletions = [(d["name"], d["mechanism"]) for d in body["deletions"]]
+    upsertions = [scram_record(u) for u in body["upsertions"]]
+    done = service is not None and await service.alter_scram(deletions, upsertions)
+    code = 0 if done else int(ErrorCode.NOT_CONTROLLER)
+    users = dict.fromkeys(i["name"] for i in body["deletions"] + body["upsertions"])
+    return {
+        "throttle_time_ms": 0,
+        "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
     }

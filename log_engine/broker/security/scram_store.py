@@ -15,6 +15,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from scramp import ScramMechanism
 
@@ -44,6 +45,15 @@ class ScramCredential:
             password, iteration_count=iterations
         )
         return cls(salt, stored, server, count)
+
+
+class ScramLookup(Protocol):
+    """What a SASL session and DescribeUserScramCredentials read: a file store, or a
+    clustered broker's metadata image (``broker/cluster/scram.py``)."""
+
+    def get(self, mechanism: str, user: str) -> ScramCredential | None: ...
+
+    def users(self) -> dict[str, dict[str, int]]: ...
 
 
 def _b64(data: bytes) -> str:

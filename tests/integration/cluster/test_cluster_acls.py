@@ -1,4 +1,5 @@
-"""ACLs in a three-node cluster: metadata records every broker applies.
+"""ACLs and SCRAM credentials in a three-node cluster: metadata records every
+broker applies.
 
 CreateAcls sent to one broker is forwarded to the active controller, which
 appends AccessControlEntryRecords; every broker then answers DescribeAcls with
@@ -27,6 +28,10 @@ from confluent_kafka.admin import (
     NewTopic,
     ResourcePatternType,
     ResourceType,
+    ScramCredentialInfo,
+    ScramMechanism,
+    UserScramCredentialDeletion,
+    UserScramCredentialUpsertion,
 )
 
 from harness.cluster import LocalCluster
@@ -123,3 +128,45 @@ def test_acls_replicate_to_every_broker_and_survive_a_restart(cluster: LocalClus
     for node in cluster.nodes.values():
         wait_for(lambda n=node: _describe_on(n.broker_port) == [], "ACL gone on each", 30)
     assert _produce_error(cluster.bootstrap) is None
+
+
+def _scram_users_on(port: int) -> dict[str, list[tuple[int, int]]]:
+    """DescribeUserScramCredentials (every user) asked of one broker."""
+
+    async def ask() -> dict[str, list[tuple[int, int]]]:
+        config = ClientConfig.from_mapping({"bootstrap.servers": [f"127.0.0.1:{port}"]})
+        connection = await BrokerConnection.open("127.0.0.1", port, config)
+        try:
+            body = await connection.send(
+                ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, {"users": None}, version=0
+            )
+        finally:
+            connection.close()
+        assert body["error_code"] == 0, body
+        return {
+            r["user"]: [(i["mechanism"], i["iterations"]) for i in r["credential_infos"]]
+            for r in body["results"]
+        }
+
+    return asyncio.run(ask())
+
+
+def test_scram_credentials_replicate_and_survive_a_restart(cluster: LocalCluster) -> None:
+    admin = AdminClient({"bootstrap.servers": cluster.nodes[1].bootstrap})
+    upsert = UserScramCredentialUpsertion(
+        "carol", ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 8192), b"carol-secret"
+    )
+    admin.alter_user_scram_credentials([upsert], request_timeout=30)["carol"].result()
+    expected = {"carol": [(2, 8192)]}
+    for node in cluster.nodes.values():
+        wait_for(lambda n=node: _scram_users_on(n.broker_port) == expected, "user on each", 30)
+    restarted = cluster.nodes[2]
+    restarted.kill(signal.SIGKILL)
+    restarted.start()
+    cluster.wait_registered()
+    assert _scram_users_on(restarted.broker_port) == expected
+    deletion = UserScramCredentialDeletion("carol", ScramMechanism.SCRAM_SHA_512)
+    other = AdminClient({"bootstrap.servers": cluster.nodes[3].bootstrap})
+    other.alter_user_scram_credentials([deletion], request_timeout=30)["carol"].result()
+    for node in cluster.nodes.values():
+        wait_for(lambda n=node: _scram_users_on(n.broker_port) == {}, "user gone on each", 30)

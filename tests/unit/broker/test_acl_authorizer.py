@@ -8,9 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from log_engine.broker.authorization import GATES, UNGATED
-from log_engine.broker.handlers import HANDLERS
-from log_engine.broker.security.acl_store import AclStoreError, FileAclStore
 from log_engine.acls import (
     AclBinding,
     AclError,
@@ -20,6 +17,9 @@ from log_engine.acls import (
     PatternType,
     ResourceType,
 )
+from log_engine.broker.authorization import GATES, UNGATED
+from log_engine.broker.handlers import HANDLERS
+from log_engine.broker.security.acl_store import AclStoreError, FileAclStore
 from log_engine.broker.security.authorizer import Authorizer
 from log_engine.broker.security.handlers import ACL_HANDLERS, SECURITY_HANDLERS
 

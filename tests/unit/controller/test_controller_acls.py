@@ -14,7 +14,7 @@ from log_engine.acls import (
 )
 from log_engine.controller.acls import image_bindings
 from log_engine.errors import MetadataReplayError
-from log_engine.metadata.records import RemoveAccessControlEntryRecord
+from log_engine.metadata.records import RemoveAccessControlEntryRecord, UserScramCredentialRecord
 from log_engine.metadata.snapshot import encode_snapshot, load_snapshot
 from tests.unit.controller.harness import Harness
 
@@ -68,3 +68,16 @@ def test_an_inactive_controller_refuses() -> None:
     h.controller.renounce()
     assert h.controller.create_acls([_binding("a")]).response is False
     assert h.controller.delete_acls([_topic_filter(None)]).response is None
+
+
+def test_scram_credentials_as_records_and_in_snapshots() -> None:
+    h = Harness()
+    carol = UserScramCredentialRecord("carol", 2, b"salt", b"stored", b"server", 4096)
+    assert h.commit(h.controller.alter_scram([("nobody", 2)], [carol])) is True
+    assert dict(h.image.scram) == {("carol", 2): carol}
+    image = h.image
+    assert load_snapshot(encode_snapshot(image), image.end_offset).scram == image.scram
+    before = h.offset
+    assert h.commit(h.controller.alter_scram([("carol", 2), ("carol", 1)], [])) is True
+    assert h.offset == before + 1  # only the credential that exists is removed
+    assert dict(h.image.scram) == {}

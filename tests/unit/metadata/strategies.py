@@ -27,9 +27,11 @@ from log_engine.metadata.records import (
     RegisterBrokerRecord,
     RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 
 i32 = st.integers(-(2**31), 2**31 - 1)
@@ -79,6 +81,8 @@ RECORDS: st.SearchStrategy[MetadataRecord] = st.one_of(
         AccessControlEntryRecord, st.uuids(), i8, names, i8, names, names, i8, i8,
     ),
     st.builds(RemoveAccessControlEntryRecord, st.uuids()),
+    st.builds(UserScramCredentialRecord, names, i8, st.binary(), st.binary(), st.binary(), i32),
+    st.builds(RemoveUserScramCredentialRecord, names, i8),
     st.just(NoOpRecord()),
 )
 

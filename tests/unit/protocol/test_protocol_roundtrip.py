@@ -102,6 +102,7 @@ def test_every_api_key_is_declared_and_served() -> None:
         ApiKey.DELETE_TOPICS,
         ApiKey.CREATE_ACLS,
         ApiKey.DELETE_ACLS,
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
     }
     controller = set(CONTROLLER_VERSIONS) - both
     served = set(ApiKey) - controller
@@ -137,6 +138,7 @@ def test_controller_apis_are_flexible_and_declared_for_their_versions() -> None:
         ApiKey.DELETE_TOPICS,
         ApiKey.CREATE_ACLS,
         ApiKey.DELETE_ACLS,
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
     }
     assert set(CONTROLLER_VERSIONS) == broker_to_controller | quorum | shared
     for key, (lo, hi) in CONTROLLER_VERSIONS.items():
