@@ -3,8 +3,9 @@
 Each credential is what RFC 5802 lets a server keep: salt, StoredKey, ServerKey
 and the iteration count, per mechanism (SCRAM-SHA-256, SCRAM-SHA-512) and user.
 The file ``__scram_credentials.json`` is rewritten atomically on every change.
-This round keeps it per broker; once the metadata log carries user records
-(issue 19, later round) the credentials move there and replicate.
+A single broker keeps its users here; a clustered broker's users are
+UserScramCredentialRecords of the metadata log (``broker/cluster/scram.py``),
+with this store (its bootstrap users) as the fallback.
 """
 
 from __future__ import annotations
