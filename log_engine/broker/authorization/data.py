@@ -78,7 +78,7 @@ def _fetch_refusal(partition: int, code: int) -> dict[str, Any]:
         "log_start_offset": -1,
         "aborted_transactions": None,
         "preferred_read_replica": -1,
-        "records": None,
+        "records": b"",  # empty, as Kafka: librdkafka refuses a null record set
     }
 
 

@@ -34,7 +34,7 @@ KCAT = shutil.which("kcat") or "kcat"
 PLAIN_JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
     'username="admin" password="admin-secret" user_admin="admin-secret" '
-    'user_alice="alice-secret" user_bob="bob-secret";'
+    'user_alice="alice-secret" user_bob="bob-secret" user_dave="dave-secret";'
 )
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
@@ -101,12 +101,15 @@ def new_topic(broker: BrokerProcess, partitions: int = 1) -> str:
     return name
 
 
-def produce_error(broker: BrokerProcess, user: str, topic: str) -> KafkaError | None:
+def produce_error(
+    broker: BrokerProcess, user: str, topic: str, extra: dict[str, str] | None = None
+) -> KafkaError | None:
     """Produce one record as ``user``: the delivery error, or None when delivered."""
     results: list[KafkaError | None] = []
     producer = confluent_kafka.Producer(
-        {**conf(broker, user), "message.timeout.ms": "15000", "allow.auto.create.topics": "false"}
-    )
+        {**conf(broker, user), "message.timeout.ms": "15000", "allow.auto.create.topics": "false",
+         **(extra or {})}
+    )  # fmt: skip
     producer.produce(topic, b"v", on_delivery=lambda err, _msg: results.append(err))
     producer.flush(30)
     assert len(results) == 1
@@ -320,3 +323,40 @@ def test_without_an_authorizer_acl_apis_answer_security_disabled(tmp_path: Path)
         # (librdkafka drops DescribeAcls' error code: the CLI test checks that one)
     finally:
         assert process.stop() == 0, process.log_text()
+
+
+def test_fetch_without_read_is_topic_authorization_failed(broker: BrokerProcess) -> None:
+    topic = new_topic(broker)
+    assert produce_error(broker, "admin", topic) is None
+    create_acls(broker, topic_acl("bob", topic, AclOperation.DESCRIBE))
+    denied = kcat(broker, "bob", "-C", "-t", topic, "-o", "beginning", "-e", "-q")
+    assert b"Topic authorization failed" in denied.stderr, denied.stderr
+    create_acls(broker, topic_acl("bob", topic, AclOperation.READ))
+    allowed = kcat(broker, "bob", "-C", "-t", topic, "-o", "beginning", "-e", "-q")
+    assert allowed.returncode == 0 and allowed.stdout == b"v\n", allowed.stderr
+
+
+def _idempotent_fatal_error(broker: BrokerProcess, user: str, topic: str) -> KafkaError | None:
+    """Produce one record with enable.idempotence: the fatal error, or None."""
+    producer = confluent_kafka.Producer(
+        {**conf(broker, user), "enable.idempotence": "true", "message.timeout.ms": "10000"}
+    )
+    try:
+        producer.produce(topic, b"v")
+        producer.flush(20)
+    except confluent_kafka.KafkaException as exc:  # a fatal error surfaces here
+        return exc.args[0]
+    return None
+
+
+def test_idempotent_producer_needs_idempotent_write_or_write_on_a_topic(
+    broker: BrokerProcess,
+) -> None:
+    topic = new_topic(broker)
+    # the metadata must show the topic, or the record fails before InitProducerId
+    create_acls(broker, topic_acl("dave", topic, AclOperation.DESCRIBE))
+    denied = _idempotent_fatal_error(broker, "dave", topic)  # dave may write nowhere
+    assert denied is not None and denied.code() == KafkaError.CLUSTER_AUTHORIZATION_FAILED
+    create_acls(broker, topic_acl("dave", topic, AclOperation.WRITE))
+    # KIP-679: WRITE on a topic will do
+    assert produce_error(broker, "dave", topic, {"enable.idempotence": "true"}) is None
