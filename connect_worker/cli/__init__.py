@@ -6,6 +6,7 @@
     broker                ``sluice broker`` and standalone's embedded broker
     standalone            ``sluice standalone``: broker, herder, REST, watcher wired
     log_commands          ``sluice topics|produce|consume|groups``
+    security_commands     ``sluice acls|users``: ACLs and SCRAM credentials
     rest_client_commands  ``sluice connectors|plugins|validate``
     top                   ``sluice top``: a live view of tasks from REST and /metrics
     snapshot_progress     a CDC snapshot's progress in ``sluice connectors status``

@@ -10,6 +10,9 @@
   Connect cluster (``group.id``; :mod:`connect_worker.cli.distributed`).
 - ``sluice topics|produce|consume|groups ...``: kafka-*.sh-like tools
   (:mod:`connect_worker.cli.log_commands`).
+- ``sluice acls add|list|remove`` and ``sluice users scram set|list|delete``:
+  kafka-acls.sh / kafka-configs.sh-like tools
+  (:mod:`connect_worker.cli.security_commands`).
 - ``sluice cluster status --bootstrap-controller HOST:PORT [--json]``: the
   controller quorum (:mod:`connect_worker.cli.cluster_commands`).
 - ``sluice test PIPELINE.properties --input RECORDS.jsonl``: the pipeline's
@@ -30,7 +33,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from connect_worker.cli import cluster_commands, log_commands, rest_client_commands
+from connect_worker.cli import (
+    cluster_commands,
+    log_commands,
+    rest_client_commands,
+    security_commands,
+)
 from connect_worker.cli.broker import BrokerConfigError, run_broker_command
 from connect_worker.log_context import TEXT_FORMAT, install_filter
 from connect_worker.properties import PropertiesError
@@ -129,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     test.set_defaults(run=_run_test)
     log_commands.add_commands(commands)
     cluster_commands.add_commands(commands)
+    security_commands.add_commands(commands)
     rest_client_commands.add_commands(commands)
     _describe_commands(parser)
     return parser

@@ -21,6 +21,7 @@ import logging
 import time
 from typing import Any
 
+from log_engine.broker.cluster.acls import ClusterAclStore
 from log_engine.broker.cluster.node import ClusterNode
 from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.broker.config import BrokerConfig, BrokerConfigError, Listener
@@ -31,6 +32,8 @@ from log_engine.broker.metrics.endpoint import MetricsEndpoint
 from log_engine.broker.offset_store import OffsetStore
 from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
+from log_engine.broker.security.acl_store import AclStore, AclStoreError, FileAclStore
+from log_engine.broker.security.authorizer import Authorizer
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
 from log_engine.metadata.listener import MetadataListener
@@ -84,6 +87,8 @@ class Broker:
             max_session_timeout_ms=config.group_max_session_timeout_ms,
         )
         self.producer_ids: ProducerIdManager
+        self.authorizer: Authorizer | None = None
+        """ACL decisions (``authorizer.class.name`` set), else None: no authorization."""
         self.server = BrokerServer(self)
         self.replicas = ReplicaManager(self)
         self.cluster_node: ClusterNode | None = (
@@ -182,6 +187,7 @@ class Broker:
         self.ownership = GroupOwnership(self.offsets, self.groups)
         self.replicas.role_listeners.append(self.ownership.partition_changed)
         self.producer_ids = ProducerIdManager(self.config.log_dir)
+        self.authorizer = self._authorizer()
         if self.cluster_node is not None:
             self._stop_on_log_dir_failure()
         self.groups.start()
@@ -225,6 +231,28 @@ class Broker:
             loop.call_soon_threadsafe(failed, reason)
 
         self.logs.state.on_offline(from_any_thread)
+
+    def _authorizer(self) -> Authorizer | None:
+        config = self.config
+        if not config.authorizer_class_name:
+            return None
+        store: AclStore
+        if self.cluster_node is not None:  # the ACLs of the metadata log
+            store = ClusterAclStore(self.cluster_node)
+        else:
+            try:
+                store = FileAclStore(config.log_dir)
+            except AclStoreError as exc:
+                raise BrokerConfigError(str(exc)) from None
+        log.info(
+            "ACL authorizer on: %d ACLs, super.users %s, allow.everyone.if.no.acl.found=%s",
+            len(store.bindings()),
+            ", ".join(sorted(config.super_user_set)) or "none",
+            str(config.allow_everyone_if_no_acl_found).lower(),
+        )
+        return Authorizer(
+            store, config.super_user_set, config.allow_everyone_if_no_acl_found
+        )
 
     async def stop(self) -> None:
         if self.cluster_node is not None:

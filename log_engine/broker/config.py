@@ -70,6 +70,12 @@ SECURITY_PREFIXES = ("ssl.", "sasl.", "listener.name.", "connection.failed.authe
 """Broker keys read by :mod:`log_engine.broker.security` (kept raw: per-listener
 ``listener.name.<name>.`` overrides have open-ended names)."""
 
+AUTHORIZER_CLASS_NAMES = (
+    "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+    "kafka.security.authorizer.AclAuthorizer",
+)
+"""``authorizer.class.name`` values that turn on Sluice's ACL authorizer."""
+
 DEFAULT_PROTOCOL_MAP = {
     "PLAINTEXT": "PLAINTEXT",
     "CONTROLLER": "PLAINTEXT",
@@ -364,6 +370,25 @@ class BrokerConfig(BaseModel):
         description="Sluice's key: http://host:port of the Prometheus GET /metrics endpoint "
         "(docs/metrics.md); unset: no endpoint, nothing measured.",
     )
+    authorizer_class_name: str = Field(
+        "",
+        alias="authorizer.class.name",
+        description="Turns ACL authorization on: Kafka's "
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer or "
+        "kafka.security.authorizer.AclAuthorizer (both mean Sluice's authorizer); "
+        "empty: every client may do everything (docs/security.md).",
+    )
+    super_users: str = Field(
+        "",
+        alias="super.users",
+        description="Principals that pass every ACL check, separated by ';' "
+        "(User:admin;User:CN=broker.example.com).",
+    )
+    allow_everyone_if_no_acl_found: bool = Field(
+        False,
+        alias="allow.everyone.if.no.acl.found",
+        description="With the authorizer on, allow a request on a resource no ACL names.",
+    )
     log_settings: dict[str, str] = Field(
         default_factory=dict, description="Raw log.* settings (see default_topic_properties)."
     )
@@ -371,6 +396,31 @@ class BrokerConfig(BaseModel):
         default_factory=dict,
         description="Raw ssl.*, sasl.* and listener.name.* settings (docs/security.md).",
     )
+
+    @field_validator("authorizer_class_name")
+    @classmethod
+    def _known_authorizer(cls, value: str) -> str:
+        value = value.strip()
+        if value and value not in AUTHORIZER_CLASS_NAMES:
+            raise ValueError(
+                f"{value!r} is not an authorizer Sluice has: leave it empty (no "
+                f"authorization) or set one of {', '.join(AUTHORIZER_CLASS_NAMES)}"
+            )
+        return value
+
+    @field_validator("super_users")
+    @classmethod
+    def _principals(cls, value: str) -> str:
+        for item in value.split(";"):
+            kind, sep, name = item.strip().partition(":")
+            if item.strip() and not (sep and kind and name):
+                raise ValueError(f"{item.strip()!r} is not a principal of the form User:name")
+        return value
+
+    @property
+    def super_user_set(self) -> frozenset[str]:
+        """``super.users`` as a set of principals."""
+        return frozenset(p.strip() for p in self.super_users.split(";") if p.strip())
 
     @field_validator("queued_max_request_bytes")
     @classmethod

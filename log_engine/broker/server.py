@@ -26,13 +26,16 @@ import time
 from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
+from log_engine.broker.authorization import guard
+from log_engine.broker.cluster.scram import ClusterScramStore
 from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
 from log_engine.broker.handlers.controller import connection_closed as controller_connection_closed
 from log_engine.broker.handlers.quorum import CONTROLLER_HANDLERS
 from log_engine.broker.security import ListenerSecurity, SecurityConfigError
+from log_engine.broker.security.authorizer import ANONYMOUS
 from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
-from log_engine.broker.security.handlers import SECURITY_HANDLERS
+from log_engine.broker.security.handlers import ACL_HANDLERS, SECURITY_HANDLERS
 from log_engine.broker.security.scram_admin import anonymous_refusal
 from log_engine.broker.security.stream_transport import StreamConnectionMixin
 from log_engine.file_slice import FileSlice
@@ -60,7 +63,9 @@ _TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause ab
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
-_CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS}
+_CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS, **ACL_HANDLERS}
+_AUTHORIZED_HANDLERS: dict[ApiKey, Handler] = guard(_CLIENT_HANDLERS)
+"""The client APIs behind their ACL gates (``authorizer.class.name`` set)."""
 
 
 class ConnectionClosed(Exception):
@@ -111,6 +116,10 @@ class BrokerServer:
                 )
             except SecurityConfigError as exc:
                 raise BrokerConfigError(str(exc)) from None
+            node = self._broker.cluster_node
+            if node is not None and self.security.scram is not None:
+                # a cluster's SCRAM users live in the metadata log (local: the fallback)
+                self.security.scram = ClusterScramStore(node, self.security.scram)
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -224,7 +233,11 @@ class Connection:
         self._broker = broker
         self._controller = controller
         self._handlers: dict[ApiKey, Handler] = (
-            CONTROLLER_HANDLERS if controller else _CLIENT_HANDLERS
+            CONTROLLER_HANDLERS
+            if controller
+            else _AUTHORIZED_HANDLERS
+            if broker.authorizer is not None
+            else _CLIENT_HANDLERS
         )
         self._sock: socket.socket = sock  # type: ignore[assignment]  # None: a TlsConnection
         self._auth = auth
@@ -299,8 +312,11 @@ class Connection:
                 if close:
                     raise ConnectionClosed("")
                 return
-        if header.api_key in SECURITY_HANDLERS and (
-            self._auth is None or self._auth.principal == "User:ANONYMOUS"
+        principal = self._auth.principal if self._auth is not None else ANONYMOUS
+        if (
+            header.api_key in SECURITY_HANDLERS
+            and principal == ANONYMOUS
+            and self._broker.authorizer is None
         ):
             await self._send(
                 encode_response(header, anonymous_refusal(header.api_key, body))
@@ -309,7 +325,7 @@ class Connection:
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
-        context = RequestContext(self._broker, header, self._peer)
+        context = RequestContext(self._broker, header, self._peer, principal)
         response = await handler(context, body)
         if response is not None:
             await self._send(encode_response(header, response))

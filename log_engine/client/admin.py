@@ -17,7 +17,8 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
-from log_engine.client import errors
+from log_engine.acls import AclBinding, AclFilter
+from log_engine.client import errors, security_admin
 from log_engine.client.admin_types import (
     ClusterDescription,
     ConfigEntry,
@@ -352,7 +353,36 @@ class Admin:
         await self.alter_consumer_group_offsets(group_id, offsets)
         return offsets
 
+    # -- ACLs and SCRAM credentials (security_admin.py) -----------------------------------
+
+    async def create_acls(self, bindings: Sequence[AclBinding]) -> None:
+        await security_admin.create_acls(self._send_retrying, bindings)
+
+    async def describe_acls(self, acl_filter: AclFilter) -> list[AclBinding]:
+        return await security_admin.describe_acls(self._send_retrying, acl_filter)
+
+    async def delete_acls(self, filters: Sequence[AclFilter]) -> list[AclBinding]:
+        return await security_admin.delete_acls(self._send_retrying, filters)
+
+    async def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None
+    ) -> dict[str, dict[str, int]]:
+        return await security_admin.describe_user_scram_credentials(self._send_retrying, users)
+
+    async def upsert_user_scram_credential(
+        self, user: str, mechanism: str, password: str, iterations: int = 8192
+    ) -> None:
+        await security_admin.upsert_user_scram_credential(
+            self._send_retrying, user, mechanism, password, iterations
+        )
+
+    async def delete_user_scram_credential(self, user: str, mechanism: str) -> None:
+        await security_admin.delete_user_scram_credential(self._send_retrying, user, mechanism)
+
     # -- routing and retries -------------------------------------------------------------
+
+    async def _send_retrying(self, api_key: ApiKey, body: dict[str, Any]) -> dict[str, Any]:
+        return await self._with_retries(lambda: self._send_any(api_key, body))
 
     async def _with_retries(self, call: Callable[[], Awaitable[T]]) -> T:
         await self.start()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Coroutine, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from log_engine.acls import AclBinding, AclFilter
 from log_engine.client.admin import Admin
 from log_engine.client.admin_types import (
     ClusterDescription,
@@ -136,6 +137,28 @@ class SyncAdmin:
         self, group_id: str, partitions: Iterable[TopicPartition], to: OffsetSpec
     ) -> dict[TopicPartition, int]:
         return self._run(self._admin.reset_consumer_group_offsets(group_id, list(partitions), to))
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> None:
+        self._run(self._admin.create_acls(bindings))
+
+    def describe_acls(self, acl_filter: AclFilter) -> list[AclBinding]:
+        return self._run(self._admin.describe_acls(acl_filter))
+
+    def delete_acls(self, filters: Sequence[AclFilter]) -> list[AclBinding]:
+        return self._run(self._admin.delete_acls(filters))
+
+    def describe_user_scram_credentials(
+        self, users: Sequence[str] | None = None
+    ) -> dict[str, dict[str, int]]:
+        return self._run(self._admin.describe_user_scram_credentials(users))
+
+    def upsert_user_scram_credential(
+        self, user: str, mechanism: str, password: str, iterations: int = 8192
+    ) -> None:
+        self._run(self._admin.upsert_user_scram_credential(user, mechanism, password, iterations))
+
+    def delete_user_scram_credential(self, user: str, mechanism: str) -> None:
+        self._run(self._admin.delete_user_scram_credential(user, mechanism))
 
     def close(self) -> None:
         if not self._runner.running:

@@ -42,6 +42,8 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from typing import TypeVar
 
+from log_engine.acls import AclBinding, AclFilter
+from log_engine.controller.acls import create_acl_records, delete_acl_records
 from log_engine.controller.alter_partition import validate_isr_change
 from log_engine.controller.config import ControllerConfig
 from log_engine.controller.elections import elect_leaderless, elect_preferred, remove_broker
@@ -58,6 +60,7 @@ from log_engine.controller.results import (
     RegistrationReply,
     TopicOutcome,
 )
+from log_engine.controller.scram import scram_records
 from log_engine.controller.sessions import BrokerSessions
 from log_engine.controller.topics import (
     TopicRefused,
@@ -79,6 +82,7 @@ from log_engine.metadata.records import (
     RegisterBrokerRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 from log_engine.metadata.types import PartitionState
 from log_engine.replication.raft.types import LeaderAndEpoch
@@ -434,6 +438,33 @@ class QuorumController:
             image = image.apply_all(topic_records)
             records.extend(topic_records)
         return self._emit(records, tuple(outcomes))
+
+    # ---- ACLs (acls.py) and SCRAM credentials (scram.py) ---------------------------------------
+
+    def create_acls(self, bindings: Sequence[AclBinding]) -> ControllerResult[bool]:
+        """CreateAcls: records for the bindings not there yet; False when not active."""
+        if not self.is_active:
+            return ControllerResult((), False)
+        return self._emit(create_acl_records(self._image, bindings, self._rng), True)
+
+    def delete_acls(
+        self, filters: Sequence[AclFilter]
+    ) -> ControllerResult[list[list[AclBinding]] | None]:
+        """DeleteAcls: per filter the bindings removed; None when not active."""
+        if not self.is_active:
+            return ControllerResult((), None)
+        matched, records = delete_acl_records(self._image, filters)
+        return self._emit(records, matched)
+
+    def alter_scram(
+        self,
+        deletions: Sequence[tuple[str, int]],
+        upsertions: Sequence[UserScramCredentialRecord],
+    ) -> ControllerResult[bool]:
+        """AlterUserScramCredentials (checked by the broker); False when not active."""
+        if not self.is_active:
+            return ControllerResult((), False)
+        return self._emit(scram_records(self._image, deletions, upsertions), True)
 
     # ---- partitions ------------------------------------------------------------------------------
 

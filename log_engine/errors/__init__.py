@@ -71,6 +71,7 @@ flags against Kafka's list).
     ├── InvalidProducerIdMappingError                 49
     ├── InvalidTransactionTimeoutError                50
     ├── ConcurrentTransactionsError                   51 R
+    ├── SecurityDisabledError                         54
     ├── OperationNotAttemptedError                    55
     ├── KafkaStorageError                             56 R
     │   ├── LogDirLockedError                              another process owns the directory
@@ -211,6 +212,7 @@ from log_engine.errors.kafka import (
     ReplicaNotAvailableError,
     RequestTimedOutError,
     SaslAuthenticationFailedError,
+    SecurityDisabledError,
     SnapshotNotFoundError,
     StaleBrokerEpochError,
     ThrottlingQuotaExceededError,
@@ -342,6 +344,7 @@ __all__ = [
     "ReplicaNotAvailableError",
     "RequestTimedOutError",
     "SaslAuthenticationFailedError",
+    "SecurityDisabledError",
     "SnapshotNotFoundError",
     "StaleBrokerEpochError",
     "ThrottlingQuotaExceededError",

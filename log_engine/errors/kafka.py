@@ -275,6 +275,10 @@ class TransactionalIdAuthorizationFailedError(
     """Not authorized to use the transactional id."""
 
 
+class SecurityDisabledError(KafkaError, code=ErrorCode.SECURITY_DISABLED):
+    """The broker has no authorizer (``authorizer.class.name`` is empty)."""
+
+
 class OperationNotAttemptedError(KafkaError, code=ErrorCode.OPERATION_NOT_ATTEMPTED):
     """The broker did not attempt this operation because another in the request failed."""
 

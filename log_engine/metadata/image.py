@@ -3,10 +3,11 @@
 The image is what replaying the metadata log up to ``end_offset`` gives:
 registered brokers (their ``RegisterBrokerRecord`` with the current fenced and
 controlled-shutdown flags, and the ``BrokerInfo`` the broker side uses), topics
-with their partitions (``PartitionState``), configs per resource, and the
-producer-id block. Applying records returns a new image and shares every part
-the records did not touch (copy-on-write: a topic that did not change is the
-same ``TopicImage`` object in both), so diffing two images is cheap.
+with their partitions (``PartitionState``), configs per resource, the
+producer-id block, the ACL bindings by id and the SCRAM credentials. Applying records returns a new
+image and shares every part the records did not touch (copy-on-write: a topic
+that did not change is the same ``TopicImage`` object in both), so diffing two
+images is cheap.
 
 Replay rules follow Kafka's: a ``PartitionChangeRecord`` bumps the partition
 epoch, and the leader epoch when it names a leader (also -1); removing a topic
@@ -28,6 +29,7 @@ from log_engine.metadata.records import (
     NO_LEADER_CHANGE,
     TOPIC_RESOURCE,
     UNFENCE,
+    AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     FenceBrokerRecord,
@@ -37,10 +39,13 @@ from log_engine.metadata.records import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 from log_engine.metadata.types import BrokerInfo, PartitionState
 
@@ -91,6 +96,10 @@ class MetadataImage:
     topic_names: Mapping[uuid.UUID, str] = field(default_factory=_empty)
     configs: Mapping[ConfigResource, Mapping[str, str]] = field(default_factory=_empty)
     producer_ids: ProducerIdsRecord | None = None
+    acls: Mapping[uuid.UUID, AccessControlEntryRecord] = field(default_factory=_empty)
+    """ACL bindings by id (AccessControlEntryRecord / RemoveAccessControlEntryRecord)."""
+    scram: Mapping[tuple[str, int], UserScramCredentialRecord] = field(default_factory=_empty)
+    """SCRAM credentials by (user, mechanism code)."""
 
     # ---- reading ----------------------------------------------------------------------
 
@@ -158,6 +167,8 @@ class _Builder:
         self.topic_names: Mapping[uuid.UUID, str] = image.topic_names
         self.configs: Mapping[ConfigResource, Mapping[str, str]] = image.configs
         self.producer_ids = image.producer_ids
+        self.acls: Mapping[uuid.UUID, AccessControlEntryRecord] = image.acls
+        self.scram: Mapping[tuple[str, int], UserScramCredentialRecord] = image.scram
         self._copied: set[str] = set()
         self._topics_copied: set[str] = set()  # topics whose partition map is our own
 
@@ -192,6 +203,8 @@ class _Builder:
             freeze("topic_names", self.topic_names),
             freeze("configs", self.configs),
             self.producer_ids,
+            freeze("acls", self.acls),
+            freeze("scram", self.scram),
         )
 
     # ---- one method per record type ------------------------------------------------------
@@ -329,6 +342,30 @@ class _Builder:
             )
         self.producer_ids = record
 
+    def add_acl(self, record: AccessControlEntryRecord) -> None:
+        if record.acl_id in self.acls:
+            raise MetadataReplayError(f"AccessControlEntryRecord: id {record.acl_id} exists")
+        self._own("acls")[record.acl_id] = record
+
+    def remove_acl(self, record: RemoveAccessControlEntryRecord) -> None:
+        if record.acl_id not in self.acls:
+            raise MetadataReplayError(
+                f"RemoveAccessControlEntryRecord: no ACL with id {record.acl_id}"
+            )
+        del self._own("acls")[record.acl_id]
+
+    def set_scram(self, record: UserScramCredentialRecord) -> None:
+        self._own("scram")[(record.name, record.mechanism)] = record
+
+    def remove_scram(self, record: RemoveUserScramCredentialRecord) -> None:
+        key = (record.name, record.mechanism)
+        if key not in self.scram:
+            raise MetadataReplayError(
+                f"RemoveUserScramCredentialRecord: user {record.name!r} has no credential "
+                f"for mechanism {record.mechanism}"
+            )
+        del self._own("scram")[key]
+
     def no_op(self, record: NoOpRecord) -> None:
         pass
 
@@ -345,5 +382,9 @@ _HANDLERS: dict[type, Any] = {
     RemoveTopicRecord: _Builder.remove_topic,
     ConfigRecord: _Builder.set_config,
     ProducerIdsRecord: _Builder.set_producer_ids,
+    AccessControlEntryRecord: _Builder.add_acl,
+    RemoveAccessControlEntryRecord: _Builder.remove_acl,
+    UserScramCredentialRecord: _Builder.set_scram,
+    RemoveUserScramCredentialRecord: _Builder.remove_scram,
     NoOpRecord: _Builder.no_op,
 }

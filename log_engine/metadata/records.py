@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Self
 
 from log_engine.errors import EncodeError, MetadataRecordError, ProtocolDecodeError
 from log_engine.metadata.schemas import (
+    ACCESS_CONTROL_ENTRY,
     BROKER_REGISTRATION_CHANGE,
     CONFIG,
     FENCE_BROKER,
@@ -33,10 +34,13 @@ from log_engine.metadata.schemas import (
     PARTITION_CHANGE,
     PRODUCER_IDS,
     REGISTER_BROKER,
+    REMOVE_ACCESS_CONTROL_ENTRY,
     REMOVE_TOPIC,
+    REMOVE_USER_SCRAM_CREDENTIAL,
     TOPIC,
     UNFENCE_BROKER,
     UNREGISTER_BROKER,
+    USER_SCRAM_CREDENTIAL,
 )
 from log_engine.metadata.types import BrokerEndpoint
 from log_engine.protocol.schema import Message
@@ -278,6 +282,62 @@ class ProducerIdsRecord(_BodyRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class AccessControlEntryRecord(_BodyRecord):
+    """An ACL binding is added, under a unique id (enums as Kafka's int8 codes)."""
+
+    MESSAGE: ClassVar[Message] = ACCESS_CONTROL_ENTRY
+    WRITE_VERSION: ClassVar[int] = 0
+    WIRE_NAMES: ClassVar[dict[str, str]] = {"acl_id": "id"}
+
+    acl_id: uuid.UUID
+    resource_type: int
+    resource_name: str
+    pattern_type: int
+    principal: str
+    host: str
+    operation: int
+    permission_type: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveAccessControlEntryRecord(_BodyRecord):
+    """The ACL binding with this id is removed."""
+
+    MESSAGE: ClassVar[Message] = REMOVE_ACCESS_CONTROL_ENTRY
+    WRITE_VERSION: ClassVar[int] = 0
+    WIRE_NAMES: ClassVar[dict[str, str]] = {"acl_id": "id"}
+
+    acl_id: uuid.UUID
+
+
+@dataclass(frozen=True, slots=True)
+class UserScramCredentialRecord(_BodyRecord):
+    """A user's SCRAM credential for one mechanism (1 SHA-256, 2 SHA-512), salted:
+    salt, StoredKey, ServerKey and iterations (RFC 5802), never the password."""
+
+    MESSAGE: ClassVar[Message] = USER_SCRAM_CREDENTIAL
+    WRITE_VERSION: ClassVar[int] = 0
+
+    name: str
+    mechanism: int
+    salt: bytes
+    stored_key: bytes
+    server_key: bytes
+    iterations: int
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveUserScramCredentialRecord(_BodyRecord):
+    """A user's SCRAM credential for one mechanism is removed."""
+
+    MESSAGE: ClassVar[Message] = REMOVE_USER_SCRAM_CREDENTIAL
+    WRITE_VERSION: ClassVar[int] = 0
+
+    name: str
+    mechanism: int
+
+
+@dataclass(frozen=True, slots=True)
 class NoOpRecord(_BodyRecord):
     """Changes nothing; a new active controller appends one to learn when it is caught up."""
 
@@ -297,6 +357,10 @@ MetadataRecord = (
     | RemoveTopicRecord
     | ConfigRecord
     | ProducerIdsRecord
+    | AccessControlEntryRecord
+    | RemoveAccessControlEntryRecord
+    | UserScramCredentialRecord
+    | RemoveUserScramCredentialRecord
     | NoOpRecord
 )
 
@@ -314,6 +378,10 @@ RECORD_TYPES: dict[int, type[MetadataRecord]] = {
         RemoveTopicRecord,
         ConfigRecord,
         ProducerIdsRecord,
+        AccessControlEntryRecord,
+        RemoveAccessControlEntryRecord,
+        UserScramCredentialRecord,
+        RemoveUserScramCredentialRecord,
         NoOpRecord,
     )
 }

@@ -11,7 +11,7 @@ from typing import Any
 
 from log_engine.protocol.apis.controller_apis import FEATURE_RANGES, LISTENERS
 from log_engine.protocol.schema import Array, Field, Message
-from log_engine.protocol.types import BOOL, INT8, INT32, INT64, STRING, UUID
+from log_engine.protocol.types import BOOL, BYTES, INT8, INT32, INT64, STRING, UUID
 
 NO_LEADER_CHANGE = -2
 """``PartitionChangeRecord.leader`` when the leader stays (Kafka's -2)."""
@@ -135,3 +135,43 @@ BROKER_REGISTRATION_CHANGE = Message(
     flexible=0,
 )
 NO_OP = Message("NoOpRecord", 20, (0, 0), (), flexible=0)
+ACCESS_CONTROL_ENTRY = Message(
+    "AccessControlEntryRecord",
+    18,
+    (0, 0),
+    (
+        Field("id", UUID),
+        Field("resource_type", INT8),
+        Field("resource_name", STRING),
+        Field("pattern_type", INT8),
+        Field("principal", STRING),
+        Field("host", STRING),
+        Field("operation", INT8),
+        Field("permission_type", INT8),
+    ),
+    flexible=0,
+)
+REMOVE_ACCESS_CONTROL_ENTRY = Message(
+    "RemoveAccessControlEntryRecord", 19, (0, 0), (Field("id", UUID),), flexible=0
+)
+USER_SCRAM_CREDENTIAL = Message(
+    "UserScramCredentialRecord",
+    11,
+    (0, 0),
+    (
+        Field("name", STRING),
+        Field("mechanism", INT8),
+        Field("salt", BYTES),
+        Field("stored_key", BYTES),
+        Field("server_key", BYTES),
+        Field("iterations", INT32),
+    ),
+    flexible=0,
+)
+REMOVE_USER_SCRAM_CREDENTIAL = Message(
+    "RemoveUserScramCredentialRecord",
+    22,
+    (0, 0),
+    (Field("name", STRING), Field("mechanism", INT8)),
+    flexible=0,
+)

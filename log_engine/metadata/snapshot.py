@@ -10,7 +10,8 @@ length::
 Order: broker registrations (with their current fenced and controlled-shutdown
 flags), then per topic its TopicRecord, its ConfigRecords and one
 PartitionRecord per partition (with its current epochs), then the other
-resources' configs, then the ProducerIdsRecord. Replaying the payload from an
+resources' configs, then the ProducerIdsRecord, then one AccessControlEntryRecord
+per ACL, then one UserScramCredentialRecord per user and mechanism. Replaying the payload from an
 empty image gives an image equal to the one written; the snapshot's end offset
 (its Raft id) becomes the image's ``end_offset``.
 """
@@ -58,6 +59,8 @@ def image_records(image: MetadataImage) -> list[MetadataRecord]:
             records.extend(_configs(image, resource))
     if image.producer_ids is not None:
         records.append(image.producer_ids)
+    records.extend(image.acls[acl_id] for acl_id in sorted(image.acls))
+    records.extend(image.scram[key] for key in sorted(image.scram))
     return records
 
 

@@ -52,6 +52,9 @@ class ApiKey(IntEnum):
     DELETE_RECORDS = 21
     INIT_PRODUCER_ID = 22
     OFFSET_FOR_LEADER_EPOCH = 23
+    DESCRIBE_ACLS = 29
+    CREATE_ACLS = 30
+    DELETE_ACLS = 31
     DESCRIBE_CONFIGS = 32
     DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
@@ -95,6 +98,9 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
         ApiKey.DESCRIBE_LOG_DIRS: (0, 1),
+        ApiKey.DESCRIBE_ACLS: (0, 1),
+        ApiKey.CREATE_ACLS: (0, 1),
+        ApiKey.DELETE_ACLS: (0, 1),
         ApiKey.SASL_HANDSHAKE: (0, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 1),
         # KIP-554: only a flexible v0 exists (the exception to decision 1's
@@ -131,6 +137,10 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
         ApiKey.DESCRIBE_LOG_DIRS: (0, 4),
+        # v0 has no pattern type (every binding LITERAL): PREFIXED needs v1
+        ApiKey.DESCRIBE_ACLS: (1, 3),
+        ApiKey.CREATE_ACLS: (1, 3),
+        ApiKey.DELETE_ACLS: (1, 3),
         ApiKey.SASL_HANDSHAKE: (1, 1),
         ApiKey.SASL_AUTHENTICATE: (0, 2),
         ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: (0, 0),
@@ -154,14 +164,17 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
         ApiKey.CREATE_TOPICS: (0, 4),
         ApiKey.DELETE_TOPICS: (0, 3),
+        ApiKey.CREATE_ACLS: (1, 1),
+        ApiKey.DELETE_ACLS: (1, 1),
+        ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
     }
 )
 """What the controller listener serves (Kafka's ``"listeners": ["controller"]``
 APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
 brokers' calls to the active controller (registration, heartbeats,
-AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics that brokers
-forward for their clients (classic versions, as on the client listener).
-Flexible versions: decision 1's
+AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics /
+CreateAcls / DeleteAcls / AlterUserScramCredentials that brokers forward for
+their clients (the client listener's versions). Flexible versions: decision 1's
 classic-only rule is about the client-facing listener; the controller listener
 is spoken by Sluice nodes, which send these APIs at fixed versions (not through
 :data:`CLIENT_VERSIONS`)."""

@@ -39,12 +39,17 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
+from log_engine.acls import AclBinding, AclFilter
 from log_engine.client.config import ClientConfig
 from log_engine.controller import ControllerConfig, NewTopic, QuorumController, TopicOutcome
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
 from log_engine.metadata.listener import MetadataListener
-from log_engine.metadata.records import MetadataRecord, encode_record
+from log_engine.metadata.records import (
+    MetadataRecord,
+    UserScramCredentialRecord,
+    encode_record,
+)
 from log_engine.protocol import ApiKey
 from log_engine.replication.quorum import ControllerQuorum
 from log_engine.replication.quorum.transport import refuses_connections
@@ -165,6 +170,25 @@ class ControllerService:
             result.response,
             lambda: tuple(TopicOutcome(n, int(ErrorCode.NOT_CONTROLLER)) for n in names),
         )
+
+    async def create_acls(self, bindings: Sequence[AclBinding]) -> bool:
+        """CreateAcls forwarded by a broker: True once the records committed."""
+        result = self.controller.create_acls(bindings)
+        return await self._commit(result.records, result.response, lambda: False)
+
+    async def delete_acls(self, filters: Sequence[AclFilter]) -> list[list[AclBinding]] | None:
+        """DeleteAcls forwarded by a broker: per filter the bindings removed (None: refused)."""
+        result = self.controller.delete_acls(filters)
+        return await self._commit(result.records, result.response, lambda: None)
+
+    async def alter_scram(
+        self,
+        deletions: Sequence[tuple[str, int]],
+        upsertions: Sequence[UserScramCredentialRecord],
+    ) -> bool:
+        """AlterUserScramCredentials forwarded by a broker: True once committed."""
+        result = self.controller.alter_scram(deletions, upsertions)
+        return await self._commit(result.records, result.response, lambda: False)
 
     async def _commit(
         self, records: Sequence[MetadataRecord], response: T, refused: Callable[[], T]

@@ -18,7 +18,15 @@ class RequestContext:
     broker: Broker
     header: RequestHeader
     peer: str
+    principal: str = "User:ANONYMOUS"
+    """Who sent it: ``User:<name>`` after SASL, ``User:CN=...`` from a client
+    certificate, else ``User:ANONYMOUS`` (what ACLs are checked against)."""
 
     @property
     def version(self) -> int:
         return self.header.api_version
+
+    @property
+    def client_host(self) -> str:
+        """The client's IP address (``peer`` without its port), for ACL host matching."""
+        return self.peer.rsplit(":", 1)[0]

@@ -1,21 +1,25 @@
 """The controller listener's handlers for the active controller's APIs.
 
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
-AllocateProducerIds (67) go through ``ControllerApis``; CreateTopics (19) and
-DeleteTopics (20), which brokers forward for their clients, go to the
-controller's topic calls. Each answer is sent once its records committed
-(NOT_CONTROLLER on a node that does not lead, which the sender retries at the
-leader).
+AllocateProducerIds (67) go through ``ControllerApis``; CreateTopics (19),
+DeleteTopics (20), CreateAcls (30), DeleteAcls (31) and
+AlterUserScramCredentials (51), which brokers forward for their clients (after
+their own checks), go to the controller's topic, ACL and SCRAM calls. Each
+answer is sent once its records committed (NOT_CONTROLLER on a node that does
+not lead, which the sender retries at the leader).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from log_engine.acls import AclError
 from log_engine.broker.handlers.context import RequestContext
+from log_engine.broker.security.scram_admin import scram_record
 from log_engine.controller import NewTopic, TopicOutcome
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
+from log_engine.protocol.acl_bodies import binding_from_creation, filter_from_body, matching_body
 
 if TYPE_CHECKING:
     from log_engine.broker.broker import Broker
@@ -87,4 +91,66 @@ async def handle_delete_topics(context: RequestContext, body: Body) -> Body:
             {"name": o.name, "error_code": o.error_code, "error_message": o.error_message}
             for o in outcomes
         ],
+    }
+
+
+async def handle_create_acls(context: RequestContext, body: Body) -> Body:
+    service = _service(context)
+    message: str | None
+    try:
+        bindings = [binding_from_creation(c) for c in body["creations"]]
+    except AclError as exc:
+        code, message = int(ErrorCode.INVALID_REQUEST), str(exc)
+    else:
+        done = service is not None and await service.create_acls(bindings)
+        code, message = (0, None) if done else (int(ErrorCode.NOT_CONTROLLER), None)
+    return {
+        "throttle_time_ms": 0,
+        "results": [{"error_code": code, "error_message": message} for _ in body["creations"]],
+    }
+
+
+async def handle_delete_acls(context: RequestContext, body: Body) -> Body:
+    service = _service(context)
+    try:
+        filters = [filter_from_body(f) for f in body["filters"]]
+    except AclError as exc:
+        return _delete_acls_refused(body, int(ErrorCode.INVALID_REQUEST), str(exc))
+    removed = None if service is None else await service.delete_acls(filters)
+    if removed is None:
+        return _delete_acls_refused(body, int(ErrorCode.NOT_CONTROLLER), None)
+    return {
+        "throttle_time_ms": 0,
+        "filter_results": [
+            {
+                "error_code": 0,
+                "error_message": None,
+                "matching_acls": [matching_body(b) for b in group],
+            }
+            for group in removed
+        ],
+    }
+
+
+def _delete_acls_refused(body: Body, code: int, message: str | None) -> Body:
+    return {
+        "throttle_time_ms": 0,
+        "filter_results": [
+            {"error_code": code, "error_message": message, "matching_acls": []}
+            for _ in body["filters"]
+        ],
+    }
+
+
+async def handle_alter_user_scram_credentials(context: RequestContext, body: Body) -> Body:
+    """Credentials a broker checked: salted here into StoredKey / ServerKey records."""
+    service = _service(context)
+    deletions = [(d["name"], d["mechanism"]) for d in body["deletions"]]
+    upsertions = [scram_record(u) for u in body["upsertions"]]
+    done = service is not None and await service.alter_scram(deletions, upsertions)
+    code = 0 if done else int(ErrorCode.NOT_CONTROLLER)
+    users = dict.fromkeys(i["name"] for i in body["deletions"] + body["upsertions"])
+    return {
+        "throttle_time_ms": 0,
+        "results": [{"user": u, "error_code": code, "error_message": None} for u in users],
     }

@@ -84,7 +84,7 @@ def _read_partition(
         "log_start_offset": -1,
         "aborted_transactions": None,
         "preferred_read_replica": -1,
-        "records": None,
+        "records": b"",  # empty, as Kafka: librdkafka refuses a null record set
         "_size": 0,
     }
     if partition is None:
@@ -128,7 +128,7 @@ def _read_replicated(
             "log_start_offset": -1,
             "aborted_transactions": None,
             "preferred_read_replica": -1,
-            "records": None,
+            "records": b"",
             "_size": 0,
         }
     if replica_id < 0:

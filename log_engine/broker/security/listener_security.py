@@ -20,6 +20,7 @@ from log_engine.broker.security.scram_store import (
     SCRAM_MECHANISMS,
     ScramCredential,
     ScramCredentialStore,
+    ScramLookup,
     store_for,
 )
 from log_engine.jaas import JaasConfigError, parse_jaas
@@ -54,7 +55,7 @@ class ListenerSecurity:
     client_auth: str = "none"
     mechanisms: tuple[str, ...] = ()
     plain_users: dict[str, str] = field(default_factory=dict)
-    scram: ScramCredentialStore | None = None
+    scram: ScramLookup | None = None
     failed_auth_delay_ms: int = 100
 
     @property
@@ -85,9 +86,10 @@ class ListenerSecurity:
             if "PLAIN" in security.mechanisms:
                 security.plain_users = _plain_users(lookup)
             if any(m in SCRAM_MECHANISMS for m in security.mechanisms):
-                security.scram = store_for(log_dir)
+                store = store_for(log_dir)
                 bootstrap = settings.get("sasl.scram.bootstrap.users", "")
-                bootstrap_scram_users(security.scram, bootstrap)
+                bootstrap_scram_users(store, bootstrap)
+                security.scram = store
         return security
 
 

@@ -3,8 +3,9 @@
 Both work on the broker's salted credential store (``__scram_credentials.json``
 in the log dir). An upsertion brings salt and salted password; the broker
 keeps StoredKey and ServerKey derived from them (RFC 5802), never the salted
-password. Until ACLs exist any authenticated client may call these (Kafka
-with no authorizer allows the same); see docs/security.md.
+password. With no authorizer any authenticated client may call these (Kafka
+with no authorizer allows the same); with one, DESCRIBE / ALTER on the
+cluster (``log_engine.broker.authorization.admin``); see docs/security.md.
 """
 
 from __future__ import annotations
@@ -14,8 +15,16 @@ import hmac
 from collections import Counter
 from typing import Any
 
+from log_engine.broker.cluster.scram import ClusterScramStore
 from log_engine.broker.handlers.context import RequestContext
-from log_engine.broker.security.scram_store import MIN_ITERATIONS, ScramCredential, store_for
+from log_engine.broker.security.scram_store import (
+    MIN_ITERATIONS,
+    ScramCredential,
+    ScramCredentialStore,
+    ScramLookup,
+    store_for,
+)
+from log_engine.metadata.records import UserScramCredentialRecord
 
 MECHANISMS = {1: "SCRAM-SHA-256", 2: "SCRAM-SHA-512"}
 MECHANISM_CODES = {name: code for code, name in MECHANISMS.items()}
@@ -34,11 +43,30 @@ def _credential(mechanism: str, iterations: int, salt: bytes, salted: bytes) -> 
     return ScramCredential(salt, digest(client_key).digest(), server_key, iterations)
 
 
+def scram_record(upsertion: dict[str, Any]) -> UserScramCredentialRecord:
+    """The metadata record of one (checked) upsertion: StoredKey and ServerKey, no
+    salted password."""
+    mechanism = MECHANISMS[upsertion["mechanism"]]
+    c = _credential(
+        mechanism, upsertion["iterations"], upsertion["salt"], upsertion["salted_password"]
+    )
+    return UserScramCredentialRecord(
+        upsertion["name"], upsertion["mechanism"], c.salt, c.stored_key, c.server_key,
+        c.iterations,
+    )  # fmt: skip
+
+
+def _lookup(context: RequestContext) -> ScramLookup:
+    node = context.broker.cluster_node
+    if node is not None:  # the metadata log's credentials
+        return ClusterScramStore(node, None)
+    return store_for(context.broker.config.log_dir)
+
+
 async def handle_describe_user_scram_credentials(
     context: RequestContext, body: dict[str, Any]
 ) -> dict[str, Any]:
-    store = store_for(context.broker.config.log_dir)
-    users = store.users()
+    users = _lookup(context).users()
     wanted = body["users"]
     names = sorted(users) if not wanted else [u["name"] for u in wanted]
     duplicates = {name for name, n in Counter(names).items() if n > 1}
@@ -64,7 +92,7 @@ async def handle_describe_user_scram_credentials(
 async def handle_alter_user_scram_credentials(
     context: RequestContext, body: dict[str, Any]
 ) -> dict[str, Any]:
-    store = store_for(context.broker.config.log_dir)
+    store = _lookup(context)
     counts = Counter(
         (item["name"], item["mechanism"]) for item in body["deletions"] + body["upsertions"]
     )
@@ -99,11 +127,18 @@ async def handle_alter_user_scram_credentials(
                 RESOURCE_NOT_FOUND,
                 f"Attempt to delete a user credential that does not exist: {name}",
             )
-    for item in body["deletions"]:
-        if item["name"] not in errors:
+    deletions = [i for i in body["deletions"] if i["name"] not in errors]
+    upsertions = [i for i in body["upsertions"] if i["name"] not in errors]
+    if isinstance(store, ClusterScramStore):
+        failure = await store.alter(deletions, upsertions)
+        if failure is not None:
+            for item in deletions + upsertions:
+                errors[item["name"]] = failure
+    else:
+        assert isinstance(store, ScramCredentialStore)
+        for item in deletions:
             store.delete(MECHANISMS[item["mechanism"]], item["name"])
-    for item in body["upsertions"]:
-        if item["name"] not in errors:
+        for item in upsertions:
             mechanism = MECHANISMS[item["mechanism"]]
             store.set(
                 mechanism,
@@ -124,30 +159,32 @@ async def handle_alter_user_scram_credentials(
 CLUSTER_AUTHORIZATION_FAILED = 31
 _ANONYMOUS_MESSAGE = (
     "managing SCRAM credentials needs an authenticated principal (a SASL or "
-    "mutual-TLS listener) until ACLs exist"
+    "mutual-TLS listener) when no authorizer is configured"
 )
 
 
 def anonymous_refusal(api_key: int, body: dict[str, Any]) -> dict[str, Any]:
-    """The answer to a credentials API from an unauthenticated connection: every
-    user gets CLUSTER_AUTHORIZATION_FAILED (stricter than Kafka with no authorizer,
-    which lets anyone in; ACLs will replace this rule)."""
+    """The answer to a credentials API from an unauthenticated connection when the
+    broker has no authorizer: every user gets CLUSTER_AUTHORIZATION_FAILED
+    (stricter than Kafka with no authorizer, which lets anyone in). With an
+    authorizer, ACLs decide (DESCRIBE / ALTER on the cluster)."""
+    return cluster_refusal(api_key, body, _ANONYMOUS_MESSAGE)
+
+
+def cluster_refusal(api_key: int, body: dict[str, Any], message: str) -> dict[str, Any]:
+    """A credentials API answered CLUSTER_AUTHORIZATION_FAILED for every user."""
     if api_key == 50:
         return {
             "throttle_time_ms": 0,
             "error_code": CLUSTER_AUTHORIZATION_FAILED,
-            "error_message": _ANONYMOUS_MESSAGE,
+            "error_message": message,
             "results": [],
         }
     names = dict.fromkeys(i["name"] for i in body["deletions"] + body["upsertions"])
     return {
         "throttle_time_ms": 0,
         "results": [
-            {
-                "user": name,
-                "error_code": CLUSTER_AUTHORIZATION_FAILED,
-                "error_message": _ANONYMOUS_MESSAGE,
-            }
+            {"user": name, "error_code": CLUSTER_AUTHORIZATION_FAILED, "error_message": message}
             for name in names
         ],
     }

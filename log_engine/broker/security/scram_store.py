@@ -3,8 +3,9 @@
 Each credential is what RFC 5802 lets a server keep: salt, StoredKey, ServerKey
 and the iteration count, per mechanism (SCRAM-SHA-256, SCRAM-SHA-512) and user.
 The file ``__scram_credentials.json`` is rewritten atomically on every change.
-This round keeps it per broker; once the metadata log carries user records
-(issue 19, later round) the credentials move there and replicate.
+A single broker keeps its users here; a clustered broker's users are
+UserScramCredentialRecords of the metadata log (``broker/cluster/scram.py``),
+with this store (its bootstrap users) as the fallback.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from scramp import ScramMechanism
 
@@ -44,6 +46,15 @@ class ScramCredential:
             password, iteration_count=iterations
         )
         return cls(salt, stored, server, count)
+
+
+class ScramLookup(Protocol):
+    """What a SASL session and DescribeUserScramCredentials read: a file store, or a
+    clustered broker's metadata image (``broker/cluster/scram.py``)."""
+
+    def get(self, mechanism: str, user: str) -> ScramCredential | None: ...
+
+    def users(self) -> dict[str, dict[str, int]]: ...
 
 
 def _b64(data: bytes) -> str:

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Literal
 
+from log_engine.protocol.apis.acls import ACL_PAIRS
 from log_engine.protocol.apis.admin import (
     CREATE_PARTITIONS_REQUEST,
     CREATE_PARTITIONS_RESPONSE,
@@ -101,6 +102,7 @@ _PAIRS = (
     (DELETE_RECORDS_REQUEST, DELETE_RECORDS_RESPONSE),
     (INIT_PRODUCER_ID_REQUEST, INIT_PRODUCER_ID_RESPONSE),
     (DESCRIBE_CONFIGS_REQUEST, DESCRIBE_CONFIGS_RESPONSE),
+    *ACL_PAIRS,
     (CREATE_PARTITIONS_REQUEST, CREATE_PARTITIONS_RESPONSE),
     (DESCRIBE_LOG_DIRS_REQUEST, DESCRIBE_LOG_DIRS_RESPONSE),
     *CONTROLLER_API_PAIRS,

@@ -14,6 +14,7 @@ from log_engine.metadata.records import (
     FENCING_NONE,
     TOPIC_RESOURCE,
     UNFENCE,
+    AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     Endpoint,
@@ -24,10 +25,13 @@ from log_engine.metadata.records import (
     PartitionRecord,
     ProducerIdsRecord,
     RegisterBrokerRecord,
+    RemoveAccessControlEntryRecord,
     RemoveTopicRecord,
+    RemoveUserScramCredentialRecord,
     TopicRecord,
     UnfenceBrokerRecord,
     UnregisterBrokerRecord,
+    UserScramCredentialRecord,
 )
 
 i32 = st.integers(-(2**31), 2**31 - 1)
@@ -37,6 +41,7 @@ names = st.text(max_size=20)
 broker_lists = st.lists(ids, max_size=5).map(tuple)
 
 i16 = st.integers(-(2**15), 2**15 - 1)
+i8 = st.integers(-(2**7), 2**7 - 1)
 endpoints = st.builds(Endpoint, names, names, st.integers(0, 65535), i16)
 
 RECORDS: st.SearchStrategy[MetadataRecord] = st.one_of(
@@ -72,6 +77,12 @@ RECORDS: st.SearchStrategy[MetadataRecord] = st.one_of(
         st.none() | names,
     ),
     st.builds(ProducerIdsRecord, ids, i64, i64),
+    st.builds(
+        AccessControlEntryRecord, st.uuids(), i8, names, i8, names, names, i8, i8,
+    ),
+    st.builds(RemoveAccessControlEntryRecord, st.uuids()),
+    st.builds(UserScramCredentialRecord, names, i8, st.binary(), st.binary(), st.binary(), i32),
+    st.builds(RemoveUserScramCredentialRecord, names, i8),
     st.just(NoOpRecord()),
 )
 

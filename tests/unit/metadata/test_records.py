@@ -49,9 +49,13 @@ def test_record_types_are_kafkas() -> None:
         7: "FenceBrokerRecord",
         8: "UnfenceBrokerRecord",
         9: "RemoveTopicRecord",
+        11: "UserScramCredentialRecord",
         15: "ProducerIdsRecord",
         17: "BrokerRegistrationChangeRecord",
+        18: "AccessControlEntryRecord",
+        19: "RemoveAccessControlEntryRecord",
         20: "NoOpRecord",
+        22: "RemoveUserScramCredentialRecord",
     }
 
 
