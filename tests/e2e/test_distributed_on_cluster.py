@@ -1,7 +1,7 @@
 """``sluice distributed`` workers on the replicated 3-node cluster (issue 18 on issue 17).
 
 Two workers with the keys of ``configs/distributed/worker.properties`` (free ports,
-their internal topics at replication factor 3) on three ``sluice broker`` processes
+their internal topics at the shipped replication factor 3) on three ``sluice broker`` processes
 (``harness.cluster.LocalCluster``, as ``configs/cluster/``). A file pipeline runs;
 the broker coordinating the workers' group (and, as the coordinator of every group
 here, the sink's consumer group) is killed with SIGKILL: the workers find the new
@@ -60,9 +60,7 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
 def _shipped_keys() -> dict[str, str]:
     keys = config_of(SHIPPED.read_text())
     keys = {k: v for k, v in keys.items() if k not in _PER_WORKER and not k.endswith(".topic")}
-    for key in list(keys):
-        if key.endswith(".replication.factor"):
-            keys[key] = "3"
+    assert all(keys[k] == "3" for k in keys if k.endswith(".replication.factor"))
     keys["scheduled.rebalance.max.delay.ms"] = "2000"
     return keys
 

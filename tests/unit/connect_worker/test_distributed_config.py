@@ -22,6 +22,13 @@ def test_the_two_shipped_workers_form_one_cluster_on_other_ports() -> None:
     assert first.config_storage_topic == second.config_storage_topic
     assert first.worker_id != second.worker_id
     assert first.advertised_url == "http://127.0.0.1:8083/"
+    cluster = [
+        line.split("//")[1].split(",")[0]
+        for name in ("node1", "node2", "node3")
+        for line in (CONFIGS.parent / "cluster" / f"{name}.properties").read_text().splitlines()
+        if line.startswith("listeners=")
+    ]
+    assert first.bootstrap_servers == ",".join(cluster)  # every broker of configs/cluster
 
 
 def test_advertised_keys_make_the_worker_id() -> None:
