@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -13,10 +14,40 @@ from pathlib import Path
 _START_TIMEOUT_S = 30.0
 
 
+#: Ports handed out by :func:`free_port` are taken below the kernel's ephemeral range
+#: (32768 and up on Linux), so no outgoing connection can be given one before its
+#: server binds it; each pytest-xdist worker draws from a band of its own, and no
+#: port is handed out twice in a process.
+_PORT_LOW, _PORT_HIGH = 10_000, 32_000
+_handed_out: set[int] = set()
+_ports = random.Random()
+
+
+def _band() -> tuple[int, int]:
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")  # gw0, gw1, ... under xdist
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if not worker.startswith("gw") or count <= 1:
+        return _PORT_LOW, _PORT_HIGH
+    width = (_PORT_HIGH - _PORT_LOW) // count
+    low = _PORT_LOW + int(worker[2:]) % count * width
+    return low, low + width
+
+
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    """A loopback port nothing listens on, not handed out before by this process."""
+    low, high = _band()
+    for _ in range(1000):
+        port = _ports.randrange(low, high)
+        if port in _handed_out:
+            continue
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    raise RuntimeError(f"no free port in {low}-{high} after 1000 tries")
 
 
 class BrokerProcess:

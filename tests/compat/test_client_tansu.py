@@ -54,10 +54,15 @@ def test_versions_negotiated_with_tansu_are_the_newest_both_speak(tansu: TansuPr
             await conn.wait_closed()
 
     versions = asyncio.run(negotiate())
-    # Tansu serves flexible versions of every API our client uses but CreatePartitions
-    # and OffsetForLeaderEpoch (a follower's call, which it does not serve at all):
-    # each one is negotiated to a flexible version.
-    unserved = {ApiKey.CREATE_PARTITIONS, ApiKey.OFFSET_FOR_LEADER_EPOCH}
+    # Tansu serves flexible versions of every API our client uses but CreatePartitions,
+    # OffsetForLeaderEpoch (a follower's call), DescribeLogDirs and DeleteAcls, which
+    # it does not serve at all: each one is negotiated to a flexible version.
+    unserved = {
+        ApiKey.CREATE_PARTITIONS,
+        ApiKey.OFFSET_FOR_LEADER_EPOCH,
+        ApiKey.DESCRIBE_LOG_DIRS,
+        ApiKey.DELETE_ACLS,
+    }
     assert not unserved & set(versions)
     assert set(versions) == set(CLIENT_VERSIONS) - unserved
     for key, version in versions.items():
