@@ -178,12 +178,17 @@ class LeaderState:
 
 
 class WorkerGroupMember:
-    """One worker's membership of its Connect group; all methods run on one event loop."""
+    """One worker's membership of its Connect group; all methods run on one event loop.
+
+    ``client_props`` are the client keys of the worker's own connection to the
+    group coordinator (its top-level ``security.protocol``, ``ssl.*``, ``sasl.*``).
+    """
 
     def __init__(
         self,
         settings: GroupSettings,
         *,
+        client_props: Mapping[str, str] | None = None,
         rest_url: str,
         config_state: Callable[[], ConfigState],
         listener: RebalanceListener,
@@ -196,6 +201,7 @@ class WorkerGroupMember:
         self._listener = listener
         client = ClientConfig.from_mapping(
             {
+                **(client_props or {}),
                 "bootstrap.servers": settings.bootstrap_servers,
                 "client.id": settings.client_id,
                 "retry.backoff.ms": settings.retry_backoff_ms,

@@ -110,7 +110,11 @@ class DistributedHerder(Herder):
         self._registry = registry
         self._worker_id = config.worker_id
         self._providers = providers_from_worker_config(config.props, registry)
-        client = {"bootstrap.servers": bootstrap}
+        # The worker's own clients (the three stores, the group member) log in with its
+        # top-level security keys, as Kafka Connect's do; producer.*/consumer.*/admin.*
+        # are for the tasks' clients and the admin client that creates their topics.
+        security = config.client_security_props()
+        client = {**security, "bootstrap.servers": bootstrap}
         self._configs = ConfigTopicStore(
             config.config_storage_topic, client,
             replication_factor=config.config_storage_replication_factor,
@@ -138,6 +142,7 @@ class DistributedHerder(Herder):
             self._worker.metrics.rebalance = rebalance_metrics
         self._member = WorkerGroupMember(
             config.group,
+            client_props=security,
             rest_url=config.advertised_url,
             config_state=self._config_state,
             listener=self,

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.broker_process import BrokerProcess, free_port
+from harness.broker_process import BrokerProcess
+from harness.secured_broker import sasl_ssl_broker, sasl_ssl_client_props
 from harness.standalone_process import (
     StandaloneProcess,
     file_sink,
@@ -28,10 +29,6 @@ from harness.standalone_process import (
 from harness.tls_certs import TestCA
 
 PASSWORD = "sasl-ssl-worker-secret"
-SCRAM_JAAS = (
-    "org.apache.kafka.common.security.scram.ScramLoginModule required "
-    'username="connect" password="{password}";'
-)
 
 
 @pytest.fixture(scope="module")
@@ -41,20 +38,8 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
 
 @pytest.fixture(scope="module")
 def secured_broker(ca: TestCA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    port = free_port()
-    server = ca.issue("localhost", server=True)
-    broker = BrokerProcess(
-        tmp_path_factory.mktemp("broker") / "data",
-        port=port,
-        listeners=f"SASL_SSL://127.0.0.1:{port}",
-        **{
-            "listener.security.protocol.map": "SASL_SSL:SASL_SSL",
-            "ssl.keystore.type": "PEM",
-            "ssl.keystore.location": str(server.pem),
-            "sasl.enabled.mechanisms": "SCRAM-SHA-512",
-            "sasl.scram.bootstrap.users": f"SCRAM-SHA-512=[name=connect,password={PASSWORD}]",
-        },
-    ).start()
+    data = tmp_path_factory.mktemp("broker") / "data"
+    broker = sasl_ssl_broker(data, ca, "connect", PASSWORD).start()
     yield broker
     assert broker.stop() == 0, broker.log_text()
 
@@ -64,11 +49,7 @@ def _worker(root: Path, broker: BrokerProcess, ca: TestCA, password: str) -> Sta
         root,
         **{
             "bootstrap.servers": broker.bootstrap,
-            "security.protocol": "SASL_SSL",
-            "sasl.mechanism": "SCRAM-SHA-512",
-            "sasl.jaas.config": SCRAM_JAAS.format(password=password),
-            "ssl.truststore.type": "PEM",
-            "ssl.truststore.location": str(ca.cert),
+            **sasl_ssl_client_props(ca, "connect", password),
             "task.restart.enabled": "false",
         },
     )
