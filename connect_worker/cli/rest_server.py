@@ -34,6 +34,7 @@ from connect_worker.worker_config import WorkerConfig
 log = logging.getLogger(__name__)
 
 _REST_STOP_TIMEOUT_S = 10.0
+_GRACEFUL_SHUTDOWN_S = 3
 
 
 class StartupError(Exception):
@@ -71,6 +72,10 @@ class RestServer:
                 access_log=False,
                 lifespan="off",
                 ssl_context_factory=factory,
+                # a stop waits this long for requests in flight, then closes what is
+                # left (an idle keep-alive connection, an open console) instead of
+                # waiting for clients to hang up
+                timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_S,
             )
             server = uvicorn.Server(config)
             self._servers.append(server)
