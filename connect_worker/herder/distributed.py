@@ -722,10 +722,13 @@ class DistributedHerder(Herder):
         self._status.put_task(
             name, task.task, StateRecord(State.UNASSIGNED, self._worker_id, None, self._generation)
         )
+        log.info("starting task %s-%d (generation %d)", name, task.task, self._generation)
         self._worker.start_task(task, result.common, props, config, paused=paused)
         self._running_tasks[task] = config
 
     def _stop_tasks(self, tasks: list[TaskId]) -> None:
+        if tasks:
+            log.info("stopping tasks %s", ", ".join(f"{t.connector}-{t.task}" for t in tasks))
         self._worker.stop_tasks(tasks)
         for task in tasks:
             self._running_tasks.pop(task, None)

@@ -370,3 +370,46 @@ def test_the_leader_rotates_the_session_key(tmp_path: Path, broker: BrokerProces
     finally:
         for worker in workers:
             worker.close()
+
+
+def test_a_joining_worker_takes_a_share_without_restarting_the_rest(
+    tmp_path: Path, broker: BrokerProcess
+) -> None:
+    """KIP-415 with real workers: six sink tasks on two workers, a third joins; it gets
+    a share, and every task that stays where it was is not restarted (each worker logs
+    ``starting task <connector>-<n>`` once per start)."""
+    first, second, third = _workers(tmp_path, broker, "s1", "s2", "s3")
+    workers = [first, second, third]
+    try:
+        first.start()
+        second.start()
+        put_config(first, "spread", {
+            **config_of(file_sink("spread", tmp_path / "out.txt", "sp")), "tasks.max": "6"
+        })  # fmt: skip
+
+        def placement() -> dict[int, str] | None:
+            status = first.status("spread")
+            if status is None or len(status["tasks"]) != 6:
+                return None
+            if any(t["state"] != "RUNNING" for t in status["tasks"]):
+                return None
+            return {t["id"]: t["worker_id"] for t in status["tasks"]}
+
+        before = wait_for_rest(placement, "six tasks running on the first two workers")
+        assert set(before.values()) == {first.worker_id, second.worker_id}
+        third.start()
+        after = wait_for_rest(
+            lambda: (p := placement()) and third.worker_id in p.values() and p,
+            "the third worker running a share",
+        )
+        # the group settles (the cooperative protocol may take two rebalances)
+        wait_for_rest(lambda: placement() == after and len(set(after.values())) == 3, "3 owners")
+        for task, owner in after.items():
+            worker = next(w for w in workers if w.worker_id == owner)
+            starts = worker.log_text().count(f"starting task spread-{task} ")
+            assert starts == 1, (task, owner, starts)  # started once where it runs now
+        stayed = [t for t in after if after[t] == before[t]]
+        assert stayed, (before, after)  # the two first workers kept some of their tasks
+    finally:
+        for worker in workers:
+            worker.close()
