@@ -9,11 +9,13 @@ the Metadata a broker answers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +133,22 @@ class LocalCluster:
     def stop(self) -> None:
         for node in self.nodes.values():
             node.kill(signal.SIGTERM)
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[LocalCluster]:
+        """Start every node and wait until all are registered and unfenced (printing the
+        nodes' logs if they do not get there); kill -9 every node at the end."""
+        self.start()
+        try:
+            try:
+                self.wait_registered()
+            except BaseException:
+                print(self.logs())
+                raise
+            yield self
+        finally:
+            for node in self.nodes.values():
+                node.kill(signal.SIGKILL)
 
     def metadata(self, topic: str | None = None, node_id: int | None = None) -> dict[str, Any]:
         """``kcat -L -J`` against one node (``node_id``) or any running broker."""

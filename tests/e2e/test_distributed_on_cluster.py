@@ -13,7 +13,6 @@ moved with the group).
 from __future__ import annotations
 
 import asyncio
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,7 @@ _PER_WORKER = {"bootstrap.servers", "group.id", "listeners", "pipelines.dir"}
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    nodes = LocalCluster(
+    with LocalCluster(
         tmp_path / "brokers",
         **{
             "broker.session.timeout.ms": "3000",
@@ -45,16 +44,8 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
             "replica.lag.time.max.ms": "3000",
             "default.replication.factor": "3",
         },
-    ).start()
-    try:
-        nodes.wait_registered()
+    ).running() as nodes:
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 def _shipped_keys() -> dict[str, str]:

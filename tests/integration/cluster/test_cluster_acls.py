@@ -48,7 +48,7 @@ DENY_WRITE = AclBinding(
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    nodes = LocalCluster(
+    with LocalCluster(
         tmp_path,
         **{
             "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -56,16 +56,8 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
             "broker.session.timeout.ms": "3000",
             "broker.heartbeat.interval.ms": "500",
         },
-    ).start()
-    try:
-        nodes.wait_registered()
+    ).running() as nodes:
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 def _describe_on(port: int) -> list[tuple[int, str, str, int, int]]:

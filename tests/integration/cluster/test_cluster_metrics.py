@@ -23,7 +23,7 @@ REPLICA_MANAGER = "kafka_server_replicamanager_"
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    nodes = LocalCluster(
+    with LocalCluster(
         tmp_path,
         metrics=True,
         **{
@@ -31,16 +31,8 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
             "broker.heartbeat.interval.ms": "500",
             "replica.lag.time.max.ms": "2000",
         },
-    ).start()
-    try:
-        nodes.wait_registered()
+    ).running() as nodes:
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 def _metric(node: ClusterNode, name: str) -> float | None:

@@ -30,23 +30,15 @@ SESSION_TIMEOUT_MS = 3000
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    nodes = LocalCluster(
+    with LocalCluster(
         tmp_path,
         **{
             "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
             "broker.heartbeat.interval.ms": "500",
             "replica.lag.time.max.ms": "3000",
         },
-    ).start()
-    try:
-        nodes.wait_registered()
+    ).running() as nodes:
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 def _create(cluster: LocalCluster, name: str, rf: int, **configs: str) -> None:

@@ -10,7 +10,6 @@ and node 3 runs again the ISR is three again and every replica holds each record
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -41,16 +40,8 @@ def cluster_with_small_disk(tmp_path: Path) -> Iterator[tuple[LocalCluster, Smal
         text = node3.properties.read_text()
         data3 = str(cluster.directory / "data3")
         node3.properties.write_text(text.replace(data3, str(small_fs.root / "data3")))
-        cluster.start()
-        try:
-            cluster.wait_registered()
+        with cluster.running():
             yield cluster, small_fs
-        except BaseException:
-            print(cluster.logs())
-            raise
-        finally:
-            for node in cluster.nodes.values():
-                node.kill(signal.SIGKILL)
 
 
 def _partition(cluster: LocalCluster) -> dict[str, Any] | None:

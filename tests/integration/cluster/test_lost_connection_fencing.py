@@ -27,23 +27,15 @@ FENCED_WITHIN_S = 20  # well inside the session: only the evidence can fence thi
 
 @contextlib.contextmanager
 def _cluster(tmp_path: Path, **overrides: str) -> Iterator[LocalCluster]:
-    nodes = LocalCluster(
+    with LocalCluster(
         tmp_path,
         **{
             "broker.session.timeout.ms": str(SESSION_TIMEOUT_MS),
             "replica.lag.time.max.ms": "30000",
             **overrides,
         },
-    ).start()
-    try:
-        nodes.wait_registered()
+    ).running() as nodes:
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 @pytest.fixture
