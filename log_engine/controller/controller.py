@@ -47,6 +47,7 @@ from log_engine.controller.acls import create_acl_records, delete_acl_records
 from log_engine.controller.alter_partition import validate_isr_change
 from log_engine.controller.config import ControllerConfig
 from log_engine.controller.elections import elect_leaderless, elect_preferred, remove_broker
+from log_engine.controller.partitions import create_partition_records
 from log_engine.controller.results import (
     AlterPartitionReply,
     BrokerHeartbeat,
@@ -54,6 +55,7 @@ from log_engine.controller.results import (
     ControllerResult,
     HeartbeatReply,
     IsrChange,
+    NewPartitions,
     NewTopic,
     PartitionOutcome,
     ProducerIdBlock,
@@ -416,6 +418,37 @@ class QuorumController:
             if not validate_only:
                 image = image.apply_all(topic_records)
                 records.extend(topic_records)
+        return self._emit(records, tuple(outcomes))
+
+    def create_partitions(
+        self, requests: Iterable[NewPartitions], now_ms: int, validate_only: bool = False
+    ) -> ControllerResult[tuple[TopicOutcome, ...]]:
+        """CreatePartitions: one outcome per topic, records for those that can grow
+        (rules: ``partitions.py``); a topic named twice is refused (INVALID_REQUEST)."""
+        requests = list(requests)
+        if not self.is_active:
+            return ControllerResult(
+                (), tuple(TopicOutcome(r.name, NOT_CONTROLLER) for r in requests)
+            )
+        names = [r.name for r in requests]
+        image = self._image
+        records: list[MetadataRecord] = []
+        outcomes: list[TopicOutcome] = []
+        for request in requests:
+            try:
+                if names.count(request.name) > 1:
+                    raise TopicRefused(
+                        ErrorCode.INVALID_REQUEST,
+                        f"topic {request.name!r} appears more than once in the request",
+                    )
+                outcome, new = create_partition_records(image, request, self._rng)
+            except TopicRefused as error:
+                outcomes.append(refusal(request.name, error))
+                continue
+            outcomes.append(outcome)
+            if not validate_only:
+                image = image.apply_all(new)
+                records.extend(new)
         return self._emit(records, tuple(outcomes))
 
     def delete_topics(

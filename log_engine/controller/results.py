@@ -81,8 +81,18 @@ class NewTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class NewPartitions:
+    """One topic of a CreatePartitions request: grow ``name`` to ``count`` partitions,
+    placed by the controller or (``assignments``) one replica list per new partition."""
+
+    name: str
+    count: int
+    assignments: tuple[tuple[int, ...], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TopicOutcome:
-    """One topic's answer to CreateTopics or DeleteTopics."""
+    """One topic's answer to CreateTopics, DeleteTopics or CreatePartitions."""
 
     name: str
     error_code: int

@@ -164,6 +164,7 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
         ApiKey.CREATE_TOPICS: (0, 4),
         ApiKey.DELETE_TOPICS: (0, 3),
+        ApiKey.CREATE_PARTITIONS: (0, 1),
         ApiKey.CREATE_ACLS: (1, 1),
         ApiKey.DELETE_ACLS: (1, 1),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
@@ -173,7 +174,7 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
 APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
 brokers' calls to the active controller (registration, heartbeats,
 AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics /
-CreateAcls / DeleteAcls / AlterUserScramCredentials that brokers forward for
+CreatePartitions / CreateAcls / DeleteAcls / AlterUserScramCredentials that brokers forward for
 their clients (the client listener's versions). Flexible versions: decision 1's
 classic-only rule is about the client-facing listener; the controller listener
 is spoken by Sluice nodes, which send these APIs at fixed versions (not through

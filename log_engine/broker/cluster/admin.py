@@ -1,4 +1,5 @@
-"""CreateTopics and DeleteTopics on a clustered broker: decided by the active controller.
+"""CreateTopics, DeleteTopics and CreatePartitions on a clustered broker: decided by the
+active controller.
 
 Any broker takes the client's request and forwards it to the active controller
 on the controller listener (as Kafka forwards admin requests to its KRaft
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 
 CREATE_TOPICS_VERSION = 4
 DELETE_TOPICS_VERSION = 3
+CREATE_PARTITIONS_VERSION = 1
 _CLUSTER_TOPIC_KEYS = frozenset({"unclean.leader.election.enable"})
 _POLL_S = 0.01
 Body = dict[str, Any]
@@ -147,6 +149,53 @@ async def delete_topics(node: ClusterNode, body: Body) -> list[Body]:
             deleted.append(name)
     await _wait_for(node, lambda: not any(n in node.image.topics for n in deleted), timeout_ms)
     return results + internal
+
+
+async def create_partitions(node: ClusterNode, body: Body) -> list[Body]:
+    """The CreatePartitions results (one per topic of ``body``), answered once this
+    broker's image has the new partitions (``__consumer_offsets`` does not grow)."""
+    timeout_ms = max(int(body.get("timeout_ms") or 30_000), 1000)
+    validate_only = bool(body.get("validate_only"))
+    results: dict[str, Body] = {}
+    forward = []
+    for topic in body["topics"]:
+        name = topic["name"]
+        if name == OFFSETS_TOPIC:
+            results[name] = {
+                "name": name,
+                "error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": f"{OFFSETS_TOPIC} is internal: its partitions cannot be added",
+            }
+            continue
+        results[name] = {"name": name, "error_code": 0, "error_message": None}
+        forward.append(
+            {"name": name, "count": topic["count"], "assignments": topic["assignments"]}
+        )
+    if forward:
+        answer = await node.channel.send(
+            ApiKey.CREATE_PARTITIONS,
+            CREATE_PARTITIONS_VERSION,
+            {"topics": forward, "timeout_ms": timeout_ms, "validate_only": validate_only},
+            timeout_ms,
+            retry_if=lambda b: _any_not_controller(b, "results"),
+        )
+        grown = {}
+        for entry in forward:
+            outcome = _outcome(answer, "results", entry["name"])
+            results[entry["name"]].update(outcome)
+            if outcome["error_code"] == 0 and not validate_only:
+                grown[entry["name"]] = entry["count"]
+
+        def done() -> bool:
+            return all(
+                name in node.image.topics and len(node.image.topics[name].partitions) >= count
+                for name, count in grown.items()
+            )
+
+        await _wait_for(node, done, timeout_ms)
+        for name, count in grown.items():
+            log.info("topic %r now has %d partitions", name, count)
+    return list(results.values())
 
 
 def _outcome(answer: Body | None, key: str, name: str) -> Body:
