@@ -28,6 +28,7 @@ from log_engine.controller.results import (
     PartitionOutcome,
     ProducerIdBlock,
     RegistrationReply,
+    TopicConfigChange,
     TopicOutcome,
 )
 
@@ -45,5 +46,6 @@ __all__ = [
     "ProducerIdBlock",
     "QuorumController",
     "RegistrationReply",
+    "TopicConfigChange",
     "TopicOutcome",
 ]

@@ -60,10 +60,12 @@ from log_engine.controller.results import (
     PartitionOutcome,
     ProducerIdBlock,
     RegistrationReply,
+    TopicConfigChange,
     TopicOutcome,
 )
 from log_engine.controller.scram import scram_records
 from log_engine.controller.sessions import BrokerSessions
+from log_engine.controller.topic_configs import alter_config_records
 from log_engine.controller.topics import (
     TopicRefused,
     create_topic_records,
@@ -444,6 +446,30 @@ class QuorumController:
                 outcome, new = create_partition_records(image, request, self._rng)
             except TopicRefused as error:
                 outcomes.append(refusal(request.name, error))
+                continue
+            outcomes.append(outcome)
+            if not validate_only:
+                image = image.apply_all(new)
+                records.extend(new)
+        return self._emit(records, tuple(outcomes))
+
+    def alter_topic_configs(
+        self, changes: Iterable[TopicConfigChange], validate_only: bool = False
+    ) -> ControllerResult[tuple[TopicOutcome, ...]]:
+        """IncrementalAlterConfigs of topics (rules: ``topic_configs.py``)."""
+        changes = list(changes)
+        if not self.is_active:
+            return ControllerResult(
+                (), tuple(TopicOutcome(c.name, NOT_CONTROLLER) for c in changes)
+            )
+        image = self._image
+        records: list[MetadataRecord] = []
+        outcomes: list[TopicOutcome] = []
+        for change in changes:
+            try:
+                outcome, new = alter_config_records(image, change)
+            except TopicRefused as error:
+                outcomes.append(refusal(change.name, error))
                 continue
             outcomes.append(outcome)
             if not validate_only:

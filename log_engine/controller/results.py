@@ -91,8 +91,18 @@ class NewPartitions:
 
 
 @dataclass(frozen=True, slots=True)
+class TopicConfigChange:
+    """One topic of an IncrementalAlterConfigs request: keys to set, keys to delete."""
+
+    name: str
+    set: Mapping[str, str] = field(default_factory=dict)
+    delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TopicOutcome:
-    """One topic's answer to CreateTopics, DeleteTopics or CreatePartitions."""
+    """One topic's answer to CreateTopics, DeleteTopics, CreatePartitions or
+    IncrementalAlterConfigs."""
 
     name: str
     error_code: int

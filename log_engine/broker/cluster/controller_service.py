@@ -3,8 +3,9 @@
 A :class:`QuorumController` is attached to the node's :class:`MetadataListener`
 (which the quorum feeds). Each request of the controller listener (BrokerRegistration,
 BrokerHeartbeat, AlterPartition, AllocateProducerIds, and the CreateTopics /
-DeleteTopics / CreatePartitions that brokers forward) becomes a :class:`ControllerResult`; its
-records are appended to the quorum and the answer goes out once they commit.
+DeleteTopics / CreatePartitions / IncrementalAlterConfigs that brokers forward)
+becomes a :class:`ControllerResult`; its records are appended to the quorum and
+the answer goes out once they commit.
 If the append fails (this node stopped leading first) the controller renounces
 its pending records and the answer is NOT_CONTROLLER, which the broker retries
 at the new leader. A tick task runs ``controller.tick`` at
@@ -46,6 +47,7 @@ from log_engine.controller import (
     NewPartitions,
     NewTopic,
     QuorumController,
+    TopicConfigChange,
     TopicOutcome,
 )
 from log_engine.controller.wire import ControllerApis
@@ -177,6 +179,16 @@ class ControllerService:
             result.records,
             result.response,
             lambda: tuple(TopicOutcome(r.name, int(ErrorCode.NOT_CONTROLLER)) for r in requests),
+        )
+
+    async def alter_topic_configs(
+        self, changes: Sequence[TopicConfigChange], validate_only: bool
+    ) -> tuple[TopicOutcome, ...]:
+        result = self.controller.alter_topic_configs(changes, validate_only)
+        return await self._commit(
+            result.records,
+            result.response,
+            lambda: tuple(TopicOutcome(c.name, int(ErrorCode.NOT_CONTROLLER)) for c in changes),
         )
 
     async def delete_topics(self, names: Sequence[str]) -> tuple[TopicOutcome, ...]:

@@ -1,4 +1,5 @@
-"""CreatePartitions and DeleteRecords in a three-node cluster (real processes).
+"""CreatePartitions, DeleteRecords and IncrementalAlterConfigs in a three-node cluster
+(real processes).
 
 CreatePartitions sent to one broker goes to the active controller, which adds
 PartitionRecords; every broker then lists the new partitions with a leader and
@@ -6,6 +7,8 @@ an ISR of three and creates their replicas, so produce and consume work on
 them. DeleteRecords is served by the partition's leader only; its followers
 take the new log start offset from their fetches, which ListOffsets with
 Kafka's debugging replica id (-2) shows on each replica's own log.
+IncrementalAlterConfigs of a topic goes to the controller as ConfigRecords:
+every broker describes the new value and the leader's log enforces it.
 """
 
 from __future__ import annotations
@@ -20,7 +23,15 @@ from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
+from confluent_kafka.admin import (
+    AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
+    NewPartitions,
+    NewTopic,
+    ResourceType,
+)
 
 from harness.cluster import LocalCluster
 from harness.wait import wait_for
@@ -196,3 +207,73 @@ def test_delete_records_at_the_leader_moves_every_replicas_log_start(
             30,
         )
     assert _consume(cluster.bootstrap, "trim", 0, 4) == [(i, b"v%d" % i) for i in range(6, 10)]
+
+
+def _described_on(port: int, topic: str, key: str) -> str | None:
+    body = {
+        "resources": [
+            {"resource_type": 2, "resource_name": topic, "configuration_keys": [key]}
+        ],
+        "include_synonyms": False,
+    }
+    (result,) = _ask(port, ApiKey.DESCRIBE_CONFIGS, body, 1)["results"]
+    assert result["error_code"] == 0, result
+    (entry,) = result["configs"]
+    return str(entry["value"])
+
+
+def _acks_all_error(bootstrap: str, topic: str) -> int | None:
+    errors: list[KafkaError | None] = []
+    producer = Producer(
+        {"bootstrap.servers": bootstrap, "acks": "all", "retries": 0,
+         "message.timeout.ms": 20_000}
+    )  # fmt: skip
+    producer.produce(topic, b"v", on_delivery=lambda e, _m: errors.append(e))
+    producer.flush(30)
+    assert len(errors) == 1
+    return None if errors[0] is None else errors[0].code()
+
+
+def _alter(admin: AdminClient, topic: str, *entries: ConfigEntry) -> None:
+    resource = ConfigResource(ResourceType.TOPIC, topic, incremental_configs=list(entries))
+    (future,) = admin.incremental_alter_configs([resource], request_timeout=30).values()
+    future.result(60)
+
+
+def test_incremental_alter_configs_reaches_every_broker_and_the_leader(
+    cluster: LocalCluster,
+) -> None:
+    _create(cluster, "cfg")
+    _wait_full(cluster, "cfg", 1)
+    assert _acks_all_error(cluster.bootstrap, "cfg") is None
+    admin = AdminClient({"bootstrap.servers": cluster.nodes[3].bootstrap})
+    _alter(admin, "cfg", ConfigEntry("min.insync.replicas", "4",
+                                     incremental_operation=AlterConfigOpType.SET))  # fmt: skip
+    assert _described_on(cluster.nodes[3].broker_port, "cfg", "min.insync.replicas") == "4"
+    for node_id, node in cluster.nodes.items():  # the others' images follow
+        wait_for(
+            lambda p=node.broker_port: _described_on(p, "cfg", "min.insync.replicas") == "4",
+            f"min.insync.replicas=4 on node {node_id}",
+            30,
+        )
+    wait_for(
+        lambda: _acks_all_error(cluster.bootstrap, "cfg") == KafkaError.NOT_ENOUGH_REPLICAS,
+        "acks=all refused under min.insync.replicas=4",
+        60,
+    )
+    _alter(admin, "cfg", ConfigEntry("min.insync.replicas", None,
+                                     incremental_operation=AlterConfigOpType.DELETE))  # fmt: skip
+    assert _acks_all_error(cluster.bootstrap, "cfg") is None
+
+    for topic, entry, code in [
+        ("cfg", ConfigEntry("no.such.key", "1", incremental_operation=AlterConfigOpType.SET),
+         KafkaError.INVALID_CONFIG),
+        ("cfg", ConfigEntry("retention.ms", "soon", incremental_operation=AlterConfigOpType.SET),
+         KafkaError.INVALID_CONFIG),
+        ("no-such-topic", ConfigEntry("retention.ms", "1",
+                                      incremental_operation=AlterConfigOpType.SET),
+         KafkaError.UNKNOWN_TOPIC_OR_PART),
+    ]:  # fmt: skip
+        with pytest.raises(KafkaException) as refused:
+            _alter(admin, topic, entry)
+        assert refused.value.args[0].code() == code, refused.value.args[0]
