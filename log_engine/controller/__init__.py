@@ -23,10 +23,12 @@ from log_engine.controller.results import (
     ControllerResult,
     HeartbeatReply,
     IsrChange,
+    NewPartitions,
     NewTopic,
     PartitionOutcome,
     ProducerIdBlock,
     RegistrationReply,
+    TopicConfigChange,
     TopicOutcome,
 )
 
@@ -38,10 +40,12 @@ __all__ = [
     "ControllerResult",
     "HeartbeatReply",
     "IsrChange",
+    "NewPartitions",
     "NewTopic",
     "PartitionOutcome",
     "ProducerIdBlock",
     "QuorumController",
     "RegistrationReply",
+    "TopicConfigChange",
     "TopicOutcome",
 ]

@@ -47,6 +47,7 @@ from log_engine.controller.acls import create_acl_records, delete_acl_records
 from log_engine.controller.alter_partition import validate_isr_change
 from log_engine.controller.config import ControllerConfig
 from log_engine.controller.elections import elect_leaderless, elect_preferred, remove_broker
+from log_engine.controller.partitions import create_partition_records
 from log_engine.controller.results import (
     AlterPartitionReply,
     BrokerHeartbeat,
@@ -54,14 +55,17 @@ from log_engine.controller.results import (
     ControllerResult,
     HeartbeatReply,
     IsrChange,
+    NewPartitions,
     NewTopic,
     PartitionOutcome,
     ProducerIdBlock,
     RegistrationReply,
+    TopicConfigChange,
     TopicOutcome,
 )
 from log_engine.controller.scram import scram_records
 from log_engine.controller.sessions import BrokerSessions
+from log_engine.controller.topic_configs import alter_config_records
 from log_engine.controller.topics import (
     TopicRefused,
     create_topic_records,
@@ -416,6 +420,61 @@ class QuorumController:
             if not validate_only:
                 image = image.apply_all(topic_records)
                 records.extend(topic_records)
+        return self._emit(records, tuple(outcomes))
+
+    def create_partitions(
+        self, requests: Iterable[NewPartitions], now_ms: int, validate_only: bool = False
+    ) -> ControllerResult[tuple[TopicOutcome, ...]]:
+        """CreatePartitions: one outcome per topic, records for those that can grow
+        (rules: ``partitions.py``); a topic named twice is refused (INVALID_REQUEST)."""
+        requests = list(requests)
+        if not self.is_active:
+            return ControllerResult(
+                (), tuple(TopicOutcome(r.name, NOT_CONTROLLER) for r in requests)
+            )
+        names = [r.name for r in requests]
+        image = self._image
+        records: list[MetadataRecord] = []
+        outcomes: list[TopicOutcome] = []
+        for request in requests:
+            try:
+                if names.count(request.name) > 1:
+                    raise TopicRefused(
+                        ErrorCode.INVALID_REQUEST,
+                        f"topic {request.name!r} appears more than once in the request",
+                    )
+                outcome, new = create_partition_records(image, request, self._rng)
+            except TopicRefused as error:
+                outcomes.append(refusal(request.name, error))
+                continue
+            outcomes.append(outcome)
+            if not validate_only:
+                image = image.apply_all(new)
+                records.extend(new)
+        return self._emit(records, tuple(outcomes))
+
+    def alter_topic_configs(
+        self, changes: Iterable[TopicConfigChange], validate_only: bool = False
+    ) -> ControllerResult[tuple[TopicOutcome, ...]]:
+        """IncrementalAlterConfigs of topics (rules: ``topic_configs.py``)."""
+        changes = list(changes)
+        if not self.is_active:
+            return ControllerResult(
+                (), tuple(TopicOutcome(c.name, NOT_CONTROLLER) for c in changes)
+            )
+        image = self._image
+        records: list[MetadataRecord] = []
+        outcomes: list[TopicOutcome] = []
+        for change in changes:
+            try:
+                outcome, new = alter_config_records(image, change)
+            except TopicRefused as error:
+                outcomes.append(refusal(change.name, error))
+                continue
+            outcomes.append(outcome)
+            if not validate_only:
+                image = image.apply_all(new)
+                records.extend(new)
         return self._emit(records, tuple(outcomes))
 
     def delete_topics(

@@ -81,8 +81,28 @@ class NewTopic:
 
 
 @dataclass(frozen=True, slots=True)
+class NewPartitions:
+    """One topic of a CreatePartitions request: grow ``name`` to ``count`` partitions,
+    placed by the controller or (``assignments``) one replica list per new partition."""
+
+    name: str
+    count: int
+    assignments: tuple[tuple[int, ...], ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicConfigChange:
+    """One topic of an IncrementalAlterConfigs request: keys to set, keys to delete."""
+
+    name: str
+    set: Mapping[str, str] = field(default_factory=dict)
+    delete: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class TopicOutcome:
-    """One topic's answer to CreateTopics or DeleteTopics."""
+    """One topic's answer to CreateTopics, DeleteTopics, CreatePartitions or
+    IncrementalAlterConfigs."""
 
     name: str
     error_code: int

@@ -61,7 +61,7 @@ def create_topic_records(
         )
     if name in image.topics:
         raise TopicRefused(ErrorCode.TOPIC_ALREADY_EXISTS, f"topic {name!r} already exists")
-    _check_configs(topic.configs)
+    check_topic_configs(topic.configs)
     assignment = _assignment(image, topic, config, rng)
     acceptable = acceptable_in(image)
     topic_id = _new_topic_id(image, rng)
@@ -145,7 +145,8 @@ def _manual_assignment(
     return out
 
 
-def _check_configs(configs: Mapping[str, str]) -> None:
+def check_topic_configs(configs: Mapping[str, str]) -> None:
+    """Refuse (INVALID_CONFIG) a bad value of a key the controller reads itself."""
     for key, value in configs.items():
         if key in _BOOLEAN_KEYS and value not in ("true", "false"):
             raise TopicRefused(

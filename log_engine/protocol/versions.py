@@ -59,6 +59,7 @@ class ApiKey(IntEnum):
     DESCRIBE_LOG_DIRS = 35
     SASL_AUTHENTICATE = 36
     CREATE_PARTITIONS = 37
+    INCREMENTAL_ALTER_CONFIGS = 44
     DESCRIBE_USER_SCRAM_CREDENTIALS = 50
     ALTER_USER_SCRAM_CREDENTIALS = 51
     VOTE = 52
@@ -98,6 +99,7 @@ SUPPORTED_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DESCRIBE_CONFIGS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),
         ApiKey.DESCRIBE_LOG_DIRS: (0, 1),
+        ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 0),
         ApiKey.DESCRIBE_ACLS: (0, 1),
         ApiKey.CREATE_ACLS: (0, 1),
         ApiKey.DELETE_ACLS: (0, 1),
@@ -137,6 +139,7 @@ CLIENT_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.DESCRIBE_CONFIGS: (0, 4),
         ApiKey.CREATE_PARTITIONS: (0, 3),
         ApiKey.DESCRIBE_LOG_DIRS: (0, 4),
+        ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 1),
         # v0 has no pattern type (every binding LITERAL): PREFIXED needs v1
         ApiKey.DESCRIBE_ACLS: (1, 3),
         ApiKey.CREATE_ACLS: (1, 3),
@@ -164,6 +167,8 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
         ApiKey.CREATE_TOPICS: (0, 4),
         ApiKey.DELETE_TOPICS: (0, 3),
+        ApiKey.CREATE_PARTITIONS: (0, 1),
+        ApiKey.INCREMENTAL_ALTER_CONFIGS: (0, 0),
         ApiKey.CREATE_ACLS: (1, 1),
         ApiKey.DELETE_ACLS: (1, 1),
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS: (0, 0),
@@ -173,7 +178,8 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
 APIs): the KRaft quorum APIs (Fetch only on ``__cluster_metadata``) and the
 brokers' calls to the active controller (registration, heartbeats,
 AlterPartition, producer-id blocks), and CreateTopics / DeleteTopics /
-CreateAcls / DeleteAcls / AlterUserScramCredentials that brokers forward for
+CreatePartitions / IncrementalAlterConfigs / CreateAcls / DeleteAcls /
+AlterUserScramCredentials that brokers forward for
 their clients (the client listener's versions). Flexible versions: decision 1's
 classic-only rule is about the client-facing listener; the controller listener
 is spoken by Sluice nodes, which send these APIs at fixed versions (not through

@@ -4,7 +4,8 @@
   the topic; CreatePartitions: ALTER on the topic; DeleteRecords: DELETE on
   the topic (TOPIC_AUTHORIZATION_FAILED per topic or partition).
 - DescribeConfigs: DESCRIBE_CONFIGS on the topic, or on the cluster for a
-  broker resource (TOPIC_/CLUSTER_AUTHORIZATION_FAILED per resource).
+  broker resource (TOPIC_/CLUSTER_AUTHORIZATION_FAILED per resource);
+  IncrementalAlterConfigs the same with ALTER_CONFIGS.
 - InitProducerId: WRITE on the transactional id
   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); without one, IDEMPOTENT_WRITE on
   the cluster or WRITE on some topic (KIP-679; CLUSTER_AUTHORIZATION_FAILED).
@@ -113,6 +114,34 @@ def _may_describe_configs(ctx: RequestContext, resource: dict[str, Any]) -> bool
     return allowed_on_cluster(ctx, DESCRIBE_CONFIGS)
 
 
+def _may_alter_configs(ctx: RequestContext, resource: dict[str, Any]) -> bool:
+    if resource["resource_type"] == _TOPIC_RESOURCE:
+        return allowed(ctx, AclOperation.ALTER_CONFIGS, TOPIC, resource["resource_name"])
+    return allowed_on_cluster(ctx, AclOperation.ALTER_CONFIGS)
+
+
+async def incremental_alter_configs(
+    ctx: RequestContext, body: dict[str, Any], handler: Handler
+) -> Any:
+    kept, refused = split(body["resources"], lambda r: _may_alter_configs(ctx, r))
+    if not refused:
+        return await handler(ctx, body)
+    response = await handler(ctx, {**body, "resources": kept})
+    assert response is not None
+    response["responses"].extend(
+        {
+            "error_code": _TOPIC_DENIED
+            if r["resource_type"] == _TOPIC_RESOURCE
+            else ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "error_message": denied_message(ctx, AclOperation.ALTER_CONFIGS, "this resource"),
+            "resource_type": r["resource_type"],
+            "resource_name": r["resource_name"],
+        }
+        for r in refused
+    )
+    return response
+
+
 async def describe_configs(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:
     kept, refused = split(body["resources"], lambda r: _may_describe_configs(ctx, r))
     if not refused:
@@ -179,6 +208,7 @@ GATES: dict[ApiKey, Gate] = {
     ApiKey.CREATE_PARTITIONS: create_partitions,
     ApiKey.DELETE_RECORDS: delete_records,
     ApiKey.DESCRIBE_CONFIGS: describe_configs,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: incremental_alter_configs,
     ApiKey.INIT_PRODUCER_ID: init_producer_id,
     ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS: _scram(DESCRIBE),
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: _scram(ALTER),

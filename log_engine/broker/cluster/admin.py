@@ -1,4 +1,5 @@
-"""CreateTopics and DeleteTopics on a clustered broker: decided by the active controller.
+"""CreateTopics, DeleteTopics, CreatePartitions and IncrementalAlterConfigs of topics on a
+clustered broker: decided by the active controller.
 
 Any broker takes the client's request and forwards it to the active controller
 on the controller listener (as Kafka forwards admin requests to its KRaft
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 
 CREATE_TOPICS_VERSION = 4
 DELETE_TOPICS_VERSION = 3
+CREATE_PARTITIONS_VERSION = 1
+INCREMENTAL_ALTER_CONFIGS_VERSION = 0
 _CLUSTER_TOPIC_KEYS = frozenset({"unclean.leader.election.enable"})
 _POLL_S = 0.01
 Body = dict[str, Any]
@@ -38,7 +41,8 @@ def _any_not_controller(body: Body, key: str) -> bool:
     return any(t.get("error_code") == NOT_CONTROLLER for t in body.get(key, ()))
 
 
-def _config_error(configs: dict[str, str]) -> str | None:
+def config_error(configs: dict[str, str]) -> str | None:
+    """Why a topic's configs are invalid (unknown keys, bad values), or None."""
     log_keys = {k: v for k, v in configs.items() if k not in _CLUSTER_TOPIC_KEYS}
     try:
         LogConfig.from_properties(log_keys)
@@ -72,7 +76,7 @@ async def create_topics(node: ClusterNode, body: Body, internal: bool = False) -
                 "first FindCoordinator",
             )
             continue
-        problem = _config_error(configs)
+        problem = config_error(configs)
         if problem is not None:
             result.update(error_code=int(ErrorCode.INVALID_CONFIG), error_message=problem)
             continue
@@ -147,6 +151,108 @@ async def delete_topics(node: ClusterNode, body: Body) -> list[Body]:
             deleted.append(name)
     await _wait_for(node, lambda: not any(n in node.image.topics for n in deleted), timeout_ms)
     return results + internal
+
+
+async def create_partitions(node: ClusterNode, body: Body) -> list[Body]:
+    """The CreatePartitions results (one per topic of ``body``), answered once this
+    broker's image has the new partitions (``__consumer_offsets`` does not grow)."""
+    timeout_ms = max(int(body.get("timeout_ms") or 30_000), 1000)
+    validate_only = bool(body.get("validate_only"))
+    results: dict[str, Body] = {}
+    forward = []
+    for topic in body["topics"]:
+        name = topic["name"]
+        if name == OFFSETS_TOPIC:
+            results[name] = {
+                "name": name,
+                "error_code": int(ErrorCode.INVALID_REQUEST),
+                "error_message": f"{OFFSETS_TOPIC} is internal: its partitions cannot be added",
+            }
+            continue
+        results[name] = {"name": name, "error_code": 0, "error_message": None}
+        forward.append(
+            {"name": name, "count": topic["count"], "assignments": topic["assignments"]}
+        )
+    if forward:
+        answer = await node.channel.send(
+            ApiKey.CREATE_PARTITIONS,
+            CREATE_PARTITIONS_VERSION,
+            {"topics": forward, "timeout_ms": timeout_ms, "validate_only": validate_only},
+            timeout_ms,
+            retry_if=lambda b: _any_not_controller(b, "results"),
+        )
+        grown = {}
+        for entry in forward:
+            outcome = _outcome(answer, "results", entry["name"])
+            results[entry["name"]].update(outcome)
+            if outcome["error_code"] == 0 and not validate_only:
+                grown[entry["name"]] = entry["count"]
+
+        def done() -> bool:
+            return all(
+                name in node.image.topics and len(node.image.topics[name].partitions) >= count
+                for name, count in grown.items()
+            )
+
+        await _wait_for(node, done, timeout_ms)
+        for name, count in grown.items():
+            log.info("topic %r now has %d partitions", name, count)
+    return list(results.values())
+
+
+async def alter_topic_configs(
+    node: ClusterNode, resources: list[Body], validate_only: bool
+) -> dict[str, Body]:
+    """IncrementalAlterConfigs of topics (checked by the caller) at the controller: per
+    topic its error code and message, answered once this broker's image has the change."""
+    timeout_ms = 30_000
+    answer = await node.channel.send(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
+        INCREMENTAL_ALTER_CONFIGS_VERSION,
+        {
+            "resources": [
+                {"resource_type": r["resource_type"], "resource_name": r["resource_name"],
+                 "configs": r["configs"]}
+                for r in resources
+            ],
+            "validate_only": validate_only,
+        },
+        timeout_ms,
+        retry_if=lambda b: _any_not_controller(b, "responses"),
+    )
+    outcomes: dict[str, Body] = {}
+    for resource in resources:
+        name = resource["resource_name"]
+        outcome = {"error_code": int(ErrorCode.REQUEST_TIMED_OUT),
+                   "error_message": "no active controller answered"}
+        for entry in (answer or {}).get("responses", ()):
+            if entry["resource_name"] == name:
+                outcome = {"error_code": entry["error_code"],
+                           "error_message": entry.get("error_message")}
+        outcomes[name] = outcome
+    if not validate_only:
+        wanted = {
+            r["resource_name"]: _expected(r)
+            for r in resources
+            if outcomes[r["resource_name"]]["error_code"] == 0
+        }
+        await _wait_for(
+            node,
+            lambda: all(
+                all(node.image.topic_configs(n).get(k) == v for k, v in keys.items())
+                for n, keys in wanted.items()
+            ),
+            timeout_ms,
+        )
+    return outcomes
+
+
+def _expected(resource: Body) -> dict[str, str | None]:
+    """The keys a committed change leaves: set values, deleted keys absent (None)."""
+    return {
+        c["name"]: c["value"] if c["config_operation"] == 0 else None
+        for c in resource["configs"]
+    }
 
 
 def _outcome(answer: Body | None, key: str, name: str) -> Body:

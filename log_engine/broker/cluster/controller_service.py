@@ -3,8 +3,9 @@
 A :class:`QuorumController` is attached to the node's :class:`MetadataListener`
 (which the quorum feeds). Each request of the controller listener (BrokerRegistration,
 BrokerHeartbeat, AlterPartition, AllocateProducerIds, and the CreateTopics /
-DeleteTopics that brokers forward) becomes a :class:`ControllerResult`; its
-records are appended to the quorum and the answer goes out once they commit.
+DeleteTopics / CreatePartitions / IncrementalAlterConfigs that brokers forward)
+becomes a :class:`ControllerResult`; its records are appended to the quorum and
+the answer goes out once they commit.
 If the append fails (this node stopped leading first) the controller renounces
 its pending records and the answer is NOT_CONTROLLER, which the broker retries
 at the new leader. A tick task runs ``controller.tick`` at
@@ -41,7 +42,14 @@ from typing import Any, TypeVar
 
 from log_engine.acls import AclBinding, AclFilter
 from log_engine.client.config import ClientConfig
-from log_engine.controller import ControllerConfig, NewTopic, QuorumController, TopicOutcome
+from log_engine.controller import (
+    ControllerConfig,
+    NewPartitions,
+    NewTopic,
+    QuorumController,
+    TopicConfigChange,
+    TopicOutcome,
+)
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
 from log_engine.metadata.listener import MetadataListener
@@ -161,6 +169,26 @@ class ControllerService:
             result.records,
             result.response,
             lambda: tuple(TopicOutcome(t.name, int(ErrorCode.NOT_CONTROLLER)) for t in topics),
+        )
+
+    async def create_partitions(
+        self, requests: Sequence[NewPartitions], validate_only: bool
+    ) -> tuple[TopicOutcome, ...]:
+        result = self.controller.create_partitions(requests, now_ms(), validate_only)
+        return await self._commit(
+            result.records,
+            result.response,
+            lambda: tuple(TopicOutcome(r.name, int(ErrorCode.NOT_CONTROLLER)) for r in requests),
+        )
+
+    async def alter_topic_configs(
+        self, changes: Sequence[TopicConfigChange], validate_only: bool
+    ) -> tuple[TopicOutcome, ...]:
+        result = self.controller.alter_topic_configs(changes, validate_only)
+        return await self._commit(
+            result.records,
+            result.response,
+            lambda: tuple(TopicOutcome(c.name, int(ErrorCode.NOT_CONTROLLER)) for c in changes),
         )
 
     async def delete_topics(self, names: Sequence[str]) -> tuple[TopicOutcome, ...]:

@@ -11,7 +11,8 @@ away stop being served (the replica manager's rule) and keep their logs.
 The states of partitions hosted on other brokers reach the replica manager too
 (:meth:`attach_elsewhere`), so Produce and Fetch for them answer
 NOT_LEADER_OR_FOLLOWER (the client refreshes Metadata) rather than
-UNKNOWN_TOPIC_OR_PARTITION.
+UNKNOWN_TOPIC_OR_PARTITION. A change of a hosted topic's configs alone
+(IncrementalAlterConfigs) is applied to its local logs too.
 """
 
 from __future__ import annotations
@@ -63,6 +64,17 @@ class LocalReplicaState:
         except (TopicError, KafkaError) as exc:
             log.warning("topic %r: cannot apply its config %s: %s", topic, wanted, exc)
 
+    def _apply_config_changes(self, update: MetadataUpdate) -> None:
+        """Topic configs changed alone (IncrementalAlterConfigs) reach the local logs of
+        the topics this broker hosts."""
+        if update.image.configs is update.previous.configs:
+            return
+        for name in sorted(update.image.topics):
+            if update.image.topic_configs(name) != update.previous.topic_configs(name) and (
+                self._broker.topics.exists(name)
+            ):
+                self._apply_configs(name)
+
     def removed(self, states: list[PartitionState]) -> None:
         image = self._listener.image
         gone = [s for s in states if s.topic not in image.topics]
@@ -87,6 +99,7 @@ class LocalReplicaState:
 
     def _on_update(self, update: MetadataUpdate) -> None:
         node_id = self._broker.node_id
+        self._apply_config_changes(update)
         others = [s for s in update.changed_partitions() if node_id not in s.replicas]
         if others:
             self._broker.replicas.apply(others, update.image.brokers)

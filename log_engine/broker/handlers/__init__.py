@@ -12,6 +12,7 @@ from typing import Any
 
 from log_engine.broker.handlers import (
     admin,
+    alter_configs,
     fetch,
     groups,
     log_dirs,
@@ -43,6 +44,7 @@ HANDLERS: dict[ApiKey, Handler] = {
     ApiKey.LIST_GROUPS: groups.handle_list_groups,
     ApiKey.CREATE_TOPICS: admin.handle_create_topics,
     ApiKey.DELETE_TOPICS: admin.handle_delete_topics,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: alter_configs.handle_incremental_alter_configs,
     ApiKey.CREATE_PARTITIONS: admin.handle_create_partitions,
     ApiKey.DESCRIBE_CONFIGS: admin.handle_describe_configs,
     ApiKey.DELETE_RECORDS: admin.handle_delete_records,

@@ -1,8 +1,10 @@
 """Topic administration: CreateTopics, DeleteTopics, CreatePartitions, DescribeConfigs,
 DeleteRecords.
 
-On a clustered broker CreateTopics and DeleteTopics go to the active controller
-(``cluster/admin.py``)."""
+On a clustered broker CreateTopics, DeleteTopics and CreatePartitions go to the
+active controller (``cluster/admin.py``); DeleteRecords is served by each
+partition's leader only (others answer NOT_LEADER_OR_FOLLOWER) and followers
+take the leader's log start offset from their fetches."""
 
 from __future__ import annotations
 
@@ -85,6 +87,9 @@ async def handle_delete_topics(ctx: RequestContext, body: dict[str, Any]) -> dic
 
 
 async def handle_create_partitions(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
+    if ctx.broker.cluster_node is not None:
+        results = await cluster_admin.create_partitions(ctx.broker.cluster_node, body)
+        return {"throttle_time_ms": 0, "results": results}
     results = []
     for topic in body["topics"]:
         result = {"name": topic["name"], "error_code": 0, "error_message": None}
@@ -179,19 +184,34 @@ def _entry(name: str, value: str, source: int) -> dict[str, Any]:
 async def handle_delete_records(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     topics = []
     for topic in body["topics"]:
-        results = []
-        for p in topic["partitions"]:
-            index = p["partition_index"]
-            partition = ctx.broker.topics.partition(topic["name"], index)
-            result = {"partition_index": index, "low_watermark": -1, "error_code": 0}
-            if partition is None:
-                result["error_code"] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            else:
-                offset = partition.high_watermark if p["offset"] == -1 else p["offset"]
-                try:
-                    result["low_watermark"] = partition.log.delete_records_before(offset)
-                except KafkaError as exc:
-                    result["error_code"] = exc.errno
-            results.append(result)
+        results = [_delete_records(ctx, topic["name"], p) for p in topic["partitions"]]
         topics.append({"name": topic["name"], "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
+
+
+def _delete_records(ctx: RequestContext, topic: str, request: dict[str, Any]) -> dict[str, Any]:
+    """One partition's DeleteRecords: the leader moves its log start offset (at most to
+    the high watermark); in a cluster the followers take it from their next fetch."""
+    index = request["partition_index"]
+    result = {"partition_index": index, "low_watermark": -1, "error_code": 0}
+    partition = ctx.broker.topics.partition(topic, index)
+    if partition is None:
+        elsewhere = ctx.broker.replicas.hosts_elsewhere(topic, index)
+        result["error_code"] = (
+            ErrorCode.NOT_LEADER_OR_FOLLOWER if elsewhere else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        )
+        return result
+    error = partition.leader_error()
+    if error:
+        result["error_code"] = error
+        return result
+    high_watermark = partition.high_watermark
+    offset = high_watermark if request["offset"] == -1 else request["offset"]
+    if not 0 <= offset <= high_watermark:
+        result["error_code"] = ErrorCode.OFFSET_OUT_OF_RANGE
+        return result
+    try:
+        result["low_watermark"] = partition.log.delete_records_before(offset)
+    except KafkaError as exc:
+        result["error_code"] = exc.errno
+    return result

@@ -2,7 +2,8 @@
 
 BrokerRegistration (62), BrokerHeartbeat (63), AlterPartition (56) and
 AllocateProducerIds (67) go through ``ControllerApis``; CreateTopics (19),
-DeleteTopics (20), CreateAcls (30), DeleteAcls (31) and
+DeleteTopics (20), CreatePartitions (37), IncrementalAlterConfigs (44, topics),
+CreateAcls (30), DeleteAcls (31) and
 AlterUserScramCredentials (51), which brokers forward for their clients (after
 their own checks), go to the controller's topic, ACL and SCRAM calls. Each
 answer is sent once its records committed (NOT_CONTROLLER on a node that does
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from log_engine.acls import AclError
 from log_engine.broker.handlers.context import RequestContext
 from log_engine.broker.security.scram_admin import scram_record
-from log_engine.controller import NewTopic, TopicOutcome
+from log_engine.controller import NewPartitions, NewTopic, TopicConfigChange, TopicOutcome
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
 from log_engine.protocol.acl_bodies import binding_from_creation, filter_from_body, matching_body
@@ -76,6 +77,56 @@ async def handle_create_topics(context: RequestContext, body: Body) -> Body:
     else:
         outcomes = await service.create_topics(topics, bool(body.get("validate_only")))
     return {"throttle_time_ms": 0, "topics": [_result(o) for o in outcomes]}
+
+
+async def handle_create_partitions(context: RequestContext, body: Body) -> Body:
+    service = _service(context)
+    requests = [
+        NewPartitions(
+            t["name"],
+            t["count"],
+            None
+            if t["assignments"] is None
+            else tuple(tuple(a["broker_ids"]) for a in t["assignments"]),
+        )
+        for t in body["topics"]
+    ]
+    if service is None:
+        outcomes = tuple(TopicOutcome(r.name, int(ErrorCode.NOT_CONTROLLER)) for r in requests)
+    else:
+        outcomes = await service.create_partitions(requests, bool(body.get("validate_only")))
+    return {
+        "throttle_time_ms": 0,
+        "results": [
+            {"name": o.name, "error_code": o.error_code, "error_message": o.error_message}
+            for o in outcomes
+        ],
+    }
+
+
+async def handle_incremental_alter_configs(context: RequestContext, body: Body) -> Body:
+    """Topic configs a broker checked: SET (0) and DELETE (1) operations only."""
+    service = _service(context)
+    changes = [
+        TopicConfigChange(
+            r["resource_name"],
+            {c["name"]: c["value"] for c in r["configs"] if c["config_operation"] == 0},
+            tuple(c["name"] for c in r["configs"] if c["config_operation"] == 1),
+        )
+        for r in body["resources"]
+    ]
+    if service is None:
+        outcomes = tuple(TopicOutcome(c.name, int(ErrorCode.NOT_CONTROLLER)) for c in changes)
+    else:
+        outcomes = await service.alter_topic_configs(changes, bool(body.get("validate_only")))
+    return {
+        "throttle_time_ms": 0,
+        "responses": [
+            {"error_code": o.error_code, "error_message": o.error_message,
+             "resource_type": 2, "resource_name": o.name}
+            for o in outcomes
+        ],
+    }  # fmt: skip
 
 
 async def handle_delete_topics(context: RequestContext, body: Body) -> Body:

@@ -1,5 +1,9 @@
 """ListOffsets (positions by time) and the group offset APIs OffsetCommit / OffsetFetch.
 
+ListOffsets is served by a partition's leader; with Kafka's debugging replica id
+(-2) any replica answers from its own log (how an operator, or a test, sees a
+follower's log start offset).
+
 OffsetCommit is answered once the offsets are committed: on a replicated
 ``__consumer_offsets`` partition once its high watermark covers them (see
 ``offset_store.py`` for the errors)."""
@@ -17,6 +21,7 @@ from log_engine.errors import ErrorCode
 
 log = logging.getLogger(__name__)
 
+DEBUGGING_REPLICA_ID = -2
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
 MAX_TIMESTAMP = -3
@@ -26,12 +31,17 @@ _OFFSET_METADATA_MAX_BYTES = 4096
 async def handle_list_offsets(ctx: RequestContext, body: dict[str, Any]) -> dict[str, Any]:
     topics = []
     for topic in body["topics"]:
-        results = [_list_offset(ctx, topic["name"], p) for p in topic["partitions"]]
+        any_replica = body.get("replica_id", -1) == DEBUGGING_REPLICA_ID
+        results = [
+            _list_offset(ctx, topic["name"], p, any_replica) for p in topic["partitions"]
+        ]
         topics.append({"name": topic["name"], "partitions": results})
     return {"throttle_time_ms": 0, "topics": topics}
 
 
-def _list_offset(ctx: RequestContext, topic: str, request: dict[str, Any]) -> dict[str, Any]:
+def _list_offset(
+    ctx: RequestContext, topic: str, request: dict[str, Any], any_replica: bool = False
+) -> dict[str, Any]:
     index = request["partition_index"]
     result = {
         "partition_index": index,
@@ -44,7 +54,7 @@ def _list_offset(ctx: RequestContext, topic: str, request: dict[str, Any]) -> di
     partition = ctx.broker.topics.partition(topic, index)
     if partition is None:
         return {**result, "error_code": ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
-    if partition.state is not None:
+    if partition.state is not None and not any_replica:
         error = partition.leader_error(request.get("current_leader_epoch", -1))
         if error:
             return {**result, "error_code": error}

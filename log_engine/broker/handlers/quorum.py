@@ -136,6 +136,8 @@ CONTROLLER_HANDLERS: dict[
     ApiKey.ALLOCATE_PRODUCER_IDS: controller.handle_controller_api,
     ApiKey.CREATE_TOPICS: controller.handle_create_topics,
     ApiKey.DELETE_TOPICS: controller.handle_delete_topics,
+    ApiKey.CREATE_PARTITIONS: controller.handle_create_partitions,
+    ApiKey.INCREMENTAL_ALTER_CONFIGS: controller.handle_incremental_alter_configs,
     ApiKey.CREATE_ACLS: controller.handle_create_acls,
     ApiKey.DELETE_ACLS: controller.handle_delete_acls,
     ApiKey.ALTER_USER_SCRAM_CREDENTIALS: controller.handle_alter_user_scram_credentials,

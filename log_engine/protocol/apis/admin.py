@@ -1,5 +1,6 @@
 """Topic and config administration: CreateTopics (19, v0-7), DeleteTopics (20, v0-6),
-DeleteRecords (21, v0-2), DescribeConfigs (32, v0-4), CreatePartitions (37, v0-3).
+DeleteRecords (21, v0-2), DescribeConfigs (32, v0-4), CreatePartitions (37, v0-3),
+IncrementalAlterConfigs (44, v0-1).
 
 CreateTopics v1+ can validate only, v1+ returns error messages, v2+ throttle
 time; ``num_partitions`` / ``replication_factor`` -1 mean "broker default" (v4+)
@@ -9,7 +10,8 @@ returns error messages, v6+ names ``topics`` by name or id. DescribeConfigs v0
 has ``is_default``; v1+ replaces it with ``config_source`` and can list
 synonyms, v3+ adds type and documentation, v4+ is flexible. DeleteRecords and
 CreatePartitions v2+ are flexible (CreatePartitions v3 is the same as v2).
-Resource types: 2 topic, 4 broker.
+IncrementalAlterConfigs v1+ is flexible; its ``config_operation`` is 0 SET,
+1 DELETE, 2 APPEND, 3 SUBTRACT. Resource types: 2 topic, 4 broker.
 """
 
 from __future__ import annotations
@@ -218,4 +220,38 @@ CREATE_PARTITIONS_RESPONSE = Message(
     (0, 3),
     (_THROTTLE_TIME, Field("results", Array(_CREATE_PARTITIONS_TOPIC_RESULT))),
     flexible=2,
+)
+
+_ALTERABLE_CONFIG = (
+    Field("name", STRING),
+    Field("config_operation", INT8),
+    Field("value", STRING, nullable=ALL_VERSIONS),
+)
+_ALTER_CONFIGS_RESOURCE = (
+    Field("resource_type", INT8),
+    Field("resource_name", STRING),
+    Field("configs", Array(_ALTERABLE_CONFIG)),
+)
+INCREMENTAL_ALTER_CONFIGS_REQUEST = Message(
+    "IncrementalAlterConfigsRequest",
+    ApiKey.INCREMENTAL_ALTER_CONFIGS,
+    (0, 1),
+    (
+        Field("resources", Array(_ALTER_CONFIGS_RESOURCE)),
+        Field("validate_only", BOOL),
+    ),
+    flexible=1,
+)
+_ALTER_CONFIGS_RESOURCE_RESPONSE = (
+    Field("error_code", INT16),
+    Field("error_message", STRING, nullable=ALL_VERSIONS),
+    Field("resource_type", INT8),
+    Field("resource_name", STRING),
+)
+INCREMENTAL_ALTER_CONFIGS_RESPONSE = Message(
+    "IncrementalAlterConfigsResponse",
+    ApiKey.INCREMENTAL_ALTER_CONFIGS,
+    (0, 1),
+    (_THROTTLE_TIME, Field("responses", Array(_ALTER_CONFIGS_RESOURCE_RESPONSE))),
+    flexible=1,
 )

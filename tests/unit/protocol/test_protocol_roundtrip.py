@@ -97,12 +97,15 @@ FLEXIBLE_TOO = {ApiKey.FIND_COORDINATOR}
 def test_every_api_key_is_declared_and_served() -> None:
     # the controller listener's APIs are served there only (it also serves
     # ApiVersions, Fetch of __cluster_metadata, and the CreateTopics / DeleteTopics /
-    # CreateAcls / DeleteAcls that brokers forward for their clients)
+    # CreatePartitions / IncrementalAlterConfigs / CreateAcls / DeleteAcls that brokers
+    # forward for their clients)
     both = {
         ApiKey.FETCH,
         ApiKey.API_VERSIONS,
         ApiKey.CREATE_TOPICS,
         ApiKey.DELETE_TOPICS,
+        ApiKey.CREATE_PARTITIONS,
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
         ApiKey.CREATE_ACLS,
         ApiKey.DELETE_ACLS,
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
@@ -134,13 +137,16 @@ def test_every_api_key_is_declared_and_served() -> None:
 def test_controller_apis_are_flexible_and_declared_for_their_versions() -> None:
     broker_to_controller = {56, 62, 63, 67}  # AlterPartition, registration, heartbeat, ids
     quorum = {52, 53, 54, 55, 59}  # Vote, Begin/EndQuorumEpoch, DescribeQuorum, FetchSnapshot
-    # also on the client listener (CreateTopics / DeleteTopics / CreateAcls / DeleteAcls:
+    # also on the client listener (CreateTopics / DeleteTopics / CreatePartitions /
+    # IncrementalAlterConfigs / CreateAcls / DeleteAcls:
     # forwarded by brokers)
     shared = {
         ApiKey.FETCH,
         ApiKey.API_VERSIONS,
         ApiKey.CREATE_TOPICS,
         ApiKey.DELETE_TOPICS,
+        ApiKey.CREATE_PARTITIONS,
+        ApiKey.INCREMENTAL_ALTER_CONFIGS,
         ApiKey.CREATE_ACLS,
         ApiKey.DELETE_ACLS,
         ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
