@@ -32,6 +32,9 @@ NO_TOPIC_ID = uuid.UUID(int=0)
 
 log = logging.getLogger(__name__)
 
+#: How often metadata is asked again while a topic of interest is missing or in error.
+_INCOMPLETE_REFRESH_S = 1.0
+
 
 @dataclass(frozen=True, slots=True)
 class BrokerInfo:
@@ -357,8 +360,11 @@ class Cluster:
         max_age_s = self._config.metadata_max_age_ms / 1000
         backoff_s = max(self._config.retry_backoff_ms, 10) / 1000
         while not self._closed:
+            # a topic of interest not there (yet) is asked for again soon, as Kafka's
+            # clients do on a retriable metadata error, not after metadata.max.age.ms
+            wait_s = _INCOMPLETE_REFRESH_S if self._incomplete() else max_age_s
             try:
-                async with asyncio.timeout(max_age_s):
+                async with asyncio.timeout(wait_s):
                     await self._refresh_wanted.wait()
             except TimeoutError:
                 pass
@@ -367,3 +373,11 @@ class Cluster:
             except errors.KafkaError as exc:
                 log.warning("metadata refresh failed: %s", exc)
             await asyncio.sleep(backoff_s)  # bound the refresh rate
+
+    def _incomplete(self) -> bool:
+        """A topic of interest missing from the metadata, or answered with an error."""
+        topics = self.metadata.topics
+        return any(
+            (info := topics.get(name)) is None or info.error_code != 0 or not info.partitions
+            for name in self.interest
+        )

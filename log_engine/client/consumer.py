@@ -433,7 +433,9 @@ class Consumer:
         topics = {t for s in subscriptions.values() for t in s.topics}
         metadata = await self._cluster.refresh(topics)
         counts = {t: len(metadata.topics[t].partitions) for t in topics if t in metadata.topics}
-        self._joined_partition_counts = counts
+        # a subscribed topic not there yet counts as 0 partitions: once it appears (the
+        # cluster keeps asking for it), the leader sees the count change and rejoins
+        self._joined_partition_counts = {t: counts.get(t, 0) for t in topics}
         plan = assignor_for(protocol_name).assign(counts, subscriptions)
         return {member: Assignment(tuple(tps)).encode() for member, tps in plan.items()}
 

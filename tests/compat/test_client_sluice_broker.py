@@ -247,3 +247,43 @@ def test_a_consumer_that_stops_polling_leaves_its_group(
 
         joined, left = asyncio.run(scenario())
     assert (joined, left) == ("Stable", "Empty")
+
+
+def test_a_group_subscribed_before_its_topic_exists_reads_it_once_created(
+    broker: BrokerProcess, topic_name: str
+) -> None:
+    """A consumer group that formed while its topic did not exist yet (the topic comes
+    from a producer a moment later, as a Connect sink's topic often does) gets the
+    partitions once the topic appears: its client keeps asking for the topic's metadata
+    (it waited for ``metadata.max.age.ms``, 5 minutes, before)."""
+
+    async def scenario() -> list[bytes]:
+        consumer = Consumer({
+            "bootstrap.servers": broker.bootstrap, "group.id": f"late-{topic_name}",
+            "auto.offset.reset": "earliest", "allow.auto.create.topics": "false",
+        })  # fmt: skip
+        assignments: list[list[TopicPartition]] = []
+
+        def assigned(partitions: list[TopicPartition]) -> None:
+            assignments.append(list(partitions))
+
+        consumer.subscribe([topic_name], on_assign=assigned)
+        deadline = time.monotonic() + 30
+        while not assignments:
+            assert time.monotonic() < deadline, "the group formed"
+            await consumer.poll(100)
+        assert assignments == [[]]  # formed without the topic
+        with SyncAdmin({"bootstrap.servers": broker.bootstrap}) as admin:
+            admin.create_topic(topic_name, 1)
+        with SyncProducer({"bootstrap.servers": broker.bootstrap}) as producer:
+            producer.send(topic_name, b"late")
+            producer.flush()
+        got: list[bytes] = []
+        deadline = time.monotonic() + 30
+        while not got:
+            assert time.monotonic() < deadline, "the record of the late topic"
+            got += [record.value for record in await consumer.poll(200)]
+        await consumer.close()
+        return got
+
+    assert asyncio.run(scenario()) == [b"late"]
