@@ -510,9 +510,9 @@ class BrokerConfig(BaseModel):
             raise BrokerConfigError(_explain(exc)) from None
 
     @property
-    def listener(self) -> Listener:
-        """The client listener the broker binds: the inter-broker one, else the first
-        that is not a controller listener."""
+    def broker_listeners(self) -> list[Listener]:
+        """Every client listener the broker binds (each entry of ``listeners`` that is
+        not a controller listener), each with its own security protocol."""
         brokers = [
             listener
             for listener in self.all_listeners()
@@ -520,13 +520,24 @@ class BrokerConfig(BaseModel):
         ]
         if not brokers:
             raise BrokerConfigError("listeners has no broker listener (controller-only node)")
+        return brokers
+
+    @property
+    def listener(self) -> Listener:
+        """The inter-broker listener: ``inter.broker.listener.name``, else the first
+        client listener (followers fetch from leaders through it)."""
+        brokers = self.broker_listeners
         wanted = (self.inter_broker_listener_name or "").upper()
         return next((listener for listener in brokers if listener.name == wanted), brokers[0])
 
     @property
     def advertised_listener(self) -> Listener:
-        """The address handed to clients in metadata."""
-        bound = self.listener
+        """The inter-broker listener's advertised address."""
+        return self.advertised_for(self.listener)
+
+    def advertised_for(self, bound: Listener) -> Listener:
+        """The address handed to clients of listener ``bound`` in metadata: its
+        ``advertised.listeners`` entry, else its bound address (0.0.0.0 -> 127.0.0.1)."""
         if self.advertised_listeners:
             advertised = [
                 Listener.parse(item, self.protocol_map)
@@ -535,7 +546,10 @@ class BrokerConfig(BaseModel):
             match = next((a for a in advertised if a.name == bound.name), None)
             if match is not None:
                 return match
-            if advertised[0].name not in self._controller_names():
+            if (
+                len(self.broker_listeners) == 1
+                and advertised[0].name not in self._controller_names()
+            ):
                 return advertised[0]
         host = bound.host if bound.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
         return Listener(bound.name, host, bound.port)

@@ -94,6 +94,7 @@ class BrokerServer:
         self.memory = RequestMemoryPool(config.queued_max_request_bytes)
         self.port = 0
         self.address = ""
+        self.listener_name = ""
         self._accepting = asyncio.Event()
         self.security: ListenerSecurity | None = None
         self._tls_server: asyncio.Server | None = None
@@ -120,6 +121,7 @@ class BrokerServer:
             if node is not None and self.security.scram is not None:
                 # a cluster's SCRAM users live in the metadata log (local: the fallback)
                 self.security.scram = ClusterScramStore(node, self.security.scram)
+        self.listener_name = listener.name
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -168,6 +170,7 @@ class BrokerServer:
                 self.memory,
                 self._controller,
                 ConnectionAuth(self.security, tls_principal(writer.get_extra_info("peercert"))),
+                self.listener_name,
             )
             conn.attach(reader, writer)
             await conn.run()
@@ -210,7 +213,13 @@ class BrokerServer:
             client.setblocking(False)
             auth = ConnectionAuth(self.security, None) if self.security else None
             conn = Connection(
-                self._broker, client, f"{ip}:{address[1]}", self.memory, self._controller, auth
+                self._broker,
+                client,
+                f"{ip}:{address[1]}",
+                self.memory,
+                self._controller,
+                auth,
+                self.listener_name,
             )
             task = loop.create_task(conn.run())
             self._connections.add(task)
@@ -229,8 +238,10 @@ class Connection:
         memory: RequestMemoryPool,
         controller: bool = False,
         auth: ConnectionAuth | None = None,
+        listener: str = "",
     ) -> None:
         self._broker = broker
+        self._listener = listener
         self._controller = controller
         self._handlers: dict[ApiKey, Handler] = (
             CONTROLLER_HANDLERS
@@ -325,7 +336,7 @@ class Connection:
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
-        context = RequestContext(self._broker, header, self._peer, principal)
+        context = RequestContext(self._broker, header, self._peer, principal, self._listener)
         response = await handler(context, body)
         if response is not None:
             await self._send(encode_response(header, response))
