@@ -143,6 +143,12 @@ class BrokerConfig(BaseModel):
         description="The listener brokers use to reach each other; default: the first "
         "broker listener.",
     )
+    security_inter_broker_protocol: str | None = Field(
+        None,
+        alias="security.inter.broker.protocol",
+        description="Kafka's older way to name the inter-broker listener: the listener "
+        "named after this protocol (not together with inter.broker.listener.name).",
+    )
     controller_quorum_election_timeout_ms: int = Field(
         1000,
         alias="controller.quorum.election.timeout.ms",
@@ -481,12 +487,22 @@ class BrokerConfig(BaseModel):
             quorum_voters=self.controller_quorum_voters,
             controller_listener_names=self.controller_listener_names,
             listeners=self.all_listeners(),
-            inter_broker_listener_name=self.inter_broker_listener_name,
+            inter_broker_listener_name=self.inter_broker_name,
             cluster_id=self.cluster_id,
             election_timeout_ms=self.controller_quorum_election_timeout_ms,
             fetch_timeout_ms=self.controller_quorum_fetch_timeout_ms,
             request_timeout_ms=self.controller_quorum_request_timeout_ms,
         )
+
+    @property
+    def inter_broker_name(self) -> str | None:
+        """``inter.broker.listener.name``, else ``security.inter.broker.protocol`` (the
+        listener of that name, as Kafka reads it), else None (the first client listener)."""
+        if self.inter_broker_listener_name and self.security_inter_broker_protocol:
+            raise BrokerConfigError(
+                "set inter.broker.listener.name or security.inter.broker.protocol, not both"
+            )
+        return self.inter_broker_listener_name or self.security_inter_broker_protocol
 
     def _controller_names(self) -> set[str]:
         names = self.controller_listener_names or ""
@@ -527,7 +543,7 @@ class BrokerConfig(BaseModel):
         """The inter-broker listener: ``inter.broker.listener.name``, else the first
         client listener (followers fetch from leaders through it)."""
         brokers = self.broker_listeners
-        wanted = (self.inter_broker_listener_name or "").upper()
+        wanted = (self.inter_broker_name or "").upper()
         return next((listener for listener in brokers if listener.name == wanted), brokers[0])
 
     @property
