@@ -8,6 +8,7 @@ way the storage layer's ``LogConfig`` expects (Kafka's topic-level names).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from pydantic import (
 )
 
 from log_engine.broker.cluster_config import ClusterConfig, parse_cluster
+from log_engine.broker.security.inter_broker import CONTROLLER_MECHANISM, client_settings
+from log_engine.broker.security.listener_security import SecurityConfigError
 
 log = logging.getLogger(__name__)
 
@@ -481,6 +484,27 @@ class BrokerConfig(BaseModel):
     @property
     def cluster(self) -> ClusterConfig | None:
         """The KRaft cluster keys, checked together; None for a single node (no voters)."""
+        cluster = self._parse_cluster()
+        if cluster is None:
+            return None
+        name = cluster.controller_listener_name
+        protocol = self.protocol_map.get(name, "PLAINTEXT")
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(
+                f"controller listener {name}: unknown security protocol {protocol} "
+                f"(one of {', '.join(SECURITY_PROTOCOLS)})"
+            )
+        if protocol == "PLAINTEXT":
+            return cluster
+        try:
+            client = client_settings(
+                name, protocol, self.security_settings, CONTROLLER_MECHANISM
+            )
+        except SecurityConfigError as exc:
+            raise ValueError(f"controller listener {name}: {exc}") from None
+        return dataclasses.replace(cluster, controller_client=client)
+
+    def _parse_cluster(self) -> ClusterConfig | None:
         return parse_cluster(
             node_id=self.node_id,
             process_roles=self.process_roles,

@@ -102,11 +102,6 @@ class BrokerServer:
     async def start(self, listener: Listener, *, accepting: bool = True) -> None:
         """Bind and listen; with ``accepting=False`` connections wait in the backlog
         until :meth:`open` (a clustered broker not yet unfenced)."""
-        if self._controller and listener.protocol != "PLAINTEXT":
-            raise BrokerConfigError(
-                f"controller listener {listener.name} maps to {listener.protocol}: only "
-                "PLAINTEXT controller listeners are supported yet (docs/security.md)"
-            )
         if listener.protocol != "PLAINTEXT" or self._broker.config.security_settings:
             try:
                 self.security = ListenerSecurity.build(
@@ -325,7 +320,8 @@ class Connection:
                 return
         principal = self._auth.principal if self._auth is not None else ANONYMOUS
         if (
-            header.api_key in SECURITY_HANDLERS
+            not self._controller  # forwarded by a broker, which checked its client
+            and header.api_key in SECURITY_HANDLERS
             and principal == ANONYMOUS
             and self._broker.authorizer is None
         ):

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
-from log_engine.client.security import SslAuthenticationError
+from log_engine.client.security import is_authentication_failure
 from log_engine.errors import ErrorCode, KafkaError
 from log_engine.metadata.types import BrokerEndpoint
 from log_engine.protocol import ApiKey
@@ -143,9 +143,7 @@ class ReplicaFetcher:
     def _refused(self, exc: BaseException) -> bool:
         """Log a failed login to the leader once per distinct failure (an error: the
         partitions fall out of the ISR until the credentials are fixed)."""
-        refused = isinstance(exc, SslAuthenticationError) or (
-            isinstance(exc, KafkaError) and exc.errno == ErrorCode.SASL_AUTHENTICATION_FAILED
-        )
+        refused = is_authentication_failure(exc)
         if refused and str(exc) != self._auth_failure:
             self._auth_failure = str(exc)
             log.error(

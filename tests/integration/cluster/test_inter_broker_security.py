@@ -14,6 +14,7 @@ why in its log.
 from __future__ import annotations
 
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -150,3 +151,73 @@ def test_a_wrong_inter_broker_password_drops_the_follower_from_the_isr(
     producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
     producer.produce("guarded", b"still-writable", partition=0)
     assert producer.flush(30) == 0
+
+
+def _secured_controllers(tmp_path: Path) -> LocalCluster:
+    ca = TestCA(tmp_path / "ca")
+    settings = _settings(ca, tmp_path)
+    jaas = SCRAM_JAAS.format(password="broker-secret")
+    settings.update(
+        {
+            "listener.security.protocol.map": (
+                "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,CONTROLLER:SASL_SSL"
+            ),
+            "sasl.mechanism.controller.protocol": "SCRAM-SHA-512",
+            "listener.name.controller.scram-sha-512.sasl.jaas.config": jaas,
+        }
+    )
+    return LocalCluster(tmp_path, extra_listeners=("SASL_SSL",), **settings)
+
+
+@pytest.fixture
+def secured_controllers(tmp_path: Path) -> Iterator[LocalCluster]:
+    yield from _running(_secured_controllers(tmp_path))
+
+
+def test_controller_listener_over_sasl_ssl(secured_controllers: LocalCluster) -> None:
+    cluster = secured_controllers
+    _create_topic(cluster.bootstrap, "ruled", **{"min.insync.replicas": "3"})
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+    for i in range(9):
+        producer.produce("ruled", f"v{i}".encode(), partition=i % 3)
+    assert producer.flush(60) == 0
+    assert all(isr == [1, 2, 3] for _, isr in _isr(cluster, "ruled").values())
+    # the controller port speaks TLS: a plaintext Kafka client gets no answer there
+    node = cluster.nodes[1]
+    result = subprocess.run(
+        ["kcat", "-b", f"127.0.0.1:{node.controller_port}", "-L", "-m", "3"],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0
+
+
+def test_a_wrong_controller_password_keeps_the_node_out(tmp_path: Path) -> None:
+    nodes = _secured_controllers(tmp_path)
+    wrong = SCRAM_JAAS.format(password="not-the-password")
+    with nodes.nodes[3].properties.open("a") as f:
+        f.write(f"listener.name.controller.scram-sha-512.sasl.jaas.config={wrong}\n")
+    nodes.start()
+    try:
+        running = [1, 2]
+        wait_for(
+            lambda: all(nodes.live_broker_ids(n) == running for n in running),
+            "nodes 1 and 2 registered",
+            60,
+            retry_on=(subprocess.SubprocessError, ValueError, KeyError),
+        )
+        wait_for(
+            lambda: "refuses this node's login on its controller listener"
+            in nodes.nodes[3].log_text(),
+            "node 3 logs the refused controller login",
+            60,
+        )
+        log = nodes.nodes[3].log_text()
+        assert "SASL_SSL, SCRAM-SHA-512 as user broker" in log
+        assert "not-the-password" not in log
+        assert nodes.live_broker_ids(1) == running  # node 3 never registered
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for node in nodes.nodes.values():
+            node.kill(signal.SIGKILL)
