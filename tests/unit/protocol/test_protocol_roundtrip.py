@@ -97,8 +97,11 @@ FLEXIBLE_TOO = {ApiKey.FIND_COORDINATOR}
 def test_every_api_key_is_declared_and_served() -> None:
     # the controller listener's APIs are served there only (it also serves
     # ApiVersions, Fetch of __cluster_metadata, and the CreateTopics / DeleteTopics /
-    # CreateAcls / DeleteAcls that brokers forward for their clients)
+    # CreateAcls / DeleteAcls that brokers forward for their clients, and SASL's
+    # handshake for a SASL controller listener)
     both = {
+        ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE,
         ApiKey.FETCH,
         ApiKey.API_VERSIONS,
         ApiKey.CREATE_TOPICS,
@@ -135,8 +138,10 @@ def test_controller_apis_are_flexible_and_declared_for_their_versions() -> None:
     broker_to_controller = {56, 62, 63, 67}  # AlterPartition, registration, heartbeat, ids
     quorum = {52, 53, 54, 55, 59}  # Vote, Begin/EndQuorumEpoch, DescribeQuorum, FetchSnapshot
     # also on the client listener (CreateTopics / DeleteTopics / CreateAcls / DeleteAcls:
-    # forwarded by brokers)
+    # forwarded by brokers; SASL's handshake for a SASL controller listener)
     shared = {
+        ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE,
         ApiKey.FETCH,
         ApiKey.API_VERSIONS,
         ApiKey.CREATE_TOPICS,
