@@ -4,7 +4,7 @@ controller quorum in one object.
 ``Broker(config)`` wires the pieces together; ``await broker.start()`` opens the
 log directory (taking its lock), loads committed offsets (a single node; in a
 cluster each leader of a ``__consumer_offsets`` partition loads its own, see
-``group_ownership.py``), binds the listener and
+``group_ownership.py``), binds every client listener and
 starts the maintenance loop (flush.ms, retention, compaction, checkpoints).
 With ``controller.quorum.voters`` set it first checks (or, on the first start,
 writes) ``meta.properties``, then runs the Raft quorum (:attr:`quorum`: a voter
