@@ -33,6 +33,8 @@ class ClusterNode:
         self.directory = directory
         self.broker_port = broker_port
         self.controller_port = controller_port
+        self.listener_ports: dict[str, int] = {}
+        """Ports of the extra client listeners (``LocalCluster(extra_listeners=...)``)."""
         self.metrics_port: int | None = None
         """The ``metrics.listeners`` port (``LocalCluster(metrics=True)``), else None."""
         self.properties = directory / f"node{node_id}.properties"
@@ -42,6 +44,10 @@ class ClusterNode:
     @property
     def bootstrap(self) -> str:
         return f"127.0.0.1:{self.broker_port}"
+
+    def bootstrap_on(self, listener: str) -> str:
+        """``host:port`` of an extra client listener."""
+        return f"127.0.0.1:{self.listener_ports[listener.upper()]}"
 
     @property
     def metrics_url(self) -> str:
@@ -84,11 +90,15 @@ class LocalCluster:
         brokers_only: int = 0,
         *,
         metrics: bool = False,
+        extra_listeners: tuple[str, ...] = (),
         **overrides: str,
     ) -> None:
         """``size`` combined nodes (ids 1..size), then ``brokers_only`` nodes with
         ``process.roles=broker`` (observers of the quorum); ``metrics``: each node serves
-        ``GET /metrics`` on a free port (``ClusterNode.metrics_url``)."""
+        ``GET /metrics`` on a free port (``ClusterNode.metrics_url``); ``extra_listeners``:
+        client listener names bound beside PLAINTEXT on free ports
+        (``ClusterNode.bootstrap_on``; their protocols come from the overrides'
+        ``listener.security.protocol.map``, else Kafka's default map)."""
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
         self.nodes = {
@@ -102,6 +112,9 @@ class LocalCluster:
         )
         for n, node in self.nodes.items():
             listeners = f"PLAINTEXT://127.0.0.1:{node.broker_port}"
+            for name in extra_listeners:
+                node.listener_ports[name.upper()] = free_port()
+                listeners += f",{name}://127.0.0.1:{node.listener_ports[name.upper()]}"
             if n <= size:
                 listeners += f",CONTROLLER://127.0.0.1:{node.controller_port}"
             props = {

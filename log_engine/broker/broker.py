@@ -4,7 +4,7 @@ controller quorum in one object.
 ``Broker(config)`` wires the pieces together; ``await broker.start()`` opens the
 log directory (taking its lock), loads committed offsets (a single node; in a
 cluster each leader of a ``__consumer_offsets`` partition loads its own, see
-``group_ownership.py``), binds the listener and
+``group_ownership.py``), binds every client listener and
 starts the maintenance loop (flush.ms, retention, compaction, checkpoints).
 With ``controller.quorum.voters`` set it first checks (or, on the first start,
 writes) ``meta.properties``, then runs the Raft quorum (:attr:`quorum`: a voter
@@ -34,6 +34,8 @@ from log_engine.broker.producer_ids import ProducerIdManager
 from log_engine.broker.replica.manager import ReplicaManager
 from log_engine.broker.security.acl_store import AclStore, AclStoreError, FileAclStore
 from log_engine.broker.security.authorizer import Authorizer
+from log_engine.broker.security.inter_broker import client_settings
+from log_engine.broker.security.listener_security import SecurityConfigError
 from log_engine.broker.server import BrokerServer
 from log_engine.broker.topics import TopicManager
 from log_engine.metadata.listener import MetadataListener
@@ -90,6 +92,9 @@ class Broker:
         self.authorizer: Authorizer | None = None
         """ACL decisions (``authorizer.class.name`` set), else None: no authorization."""
         self.server = BrokerServer(self)
+        """The inter-broker listener's server (followers fetch through it)."""
+        self.servers: dict[str, BrokerServer] = {}
+        """Every client listener's server by listener name (``self.server`` among them)."""
         self.replicas = ReplicaManager(self)
         self.cluster_node: ClusterNode | None = (
             ClusterNode(self, metadata) if metadata is not None else None
@@ -106,11 +111,25 @@ class Broker:
 
     @property
     def advertised(self) -> Listener:
-        """Host and port clients are told to use (the bound port when 0 was asked)."""
-        listener = self.config.advertised_listener
-        if listener.port == 0 and self.server.port:
-            return Listener(listener.name, listener.host, self.server.port)
+        """The inter-broker listener's advertised host and port."""
+        return self.advertised_on(self.config.listener.name)
+
+    def advertised_on(self, listener_name: str) -> Listener:
+        """Host and port clients of listener ``listener_name`` are told to use (the
+        bound port when 0 was asked); the inter-broker listener's for an unknown name."""
+        bound = next(
+            (b for b in self.config.broker_listeners if b.name == listener_name),
+            self.config.listener,
+        )
+        listener = self.config.advertised_for(bound)
+        server = self.servers.get(bound.name)
+        if listener.port == 0 and server is not None and server.port:
+            return Listener(listener.name, listener.host, server.port, listener.protocol)
         return listener
+
+    def advertised_endpoints(self) -> list[Listener]:
+        """Every client listener's advertised address (what registration publishes)."""
+        return [self.advertised_on(b.name) for b in self.config.broker_listeners]
 
     @property
     def serves_clients(self) -> bool:
@@ -189,16 +208,17 @@ class Broker:
         self.producer_ids = ProducerIdManager(self.config.log_dir)
         self.authorizer = self._authorizer()
         if self.cluster_node is not None:
+            self.replicas.fetcher_security = self._inter_broker_security()
             self._stop_on_log_dir_failure()
         self.groups.start()
         # a clustered broker accepts clients once the controller unfenced it
-        await self.server.start(self.config.listener, accepting=self.cluster_node is None)
+        await self._start_servers()
         self._maintenance = asyncio.get_running_loop().create_task(self._maintain())
         log.info(
             "broker %d listening on %s (advertised %s), %d topics, started in %.2fs",
             self.node_id,
-            self.server.address,
-            self.advertised,
+            ", ".join(f"{name} {s.address}" for name, s in self.servers.items()),
+            ", ".join(str(a) for a in self.advertised_endpoints()),
             len(self.topics.topics()),
             time.monotonic() - started,
         )
@@ -207,6 +227,36 @@ class Broker:
                 "the C record check is not built (pip install -e . builds it): produce uses "
                 "the pure-Python fallback, ~2-3 us of CPU per record instead of ~0.01"
             )
+
+    def _inter_broker_security(self) -> dict[str, str]:
+        """The client keys followers connect to leaders with (the inter-broker listener's
+        protocol and this broker's own credentials); a bad key stops the start."""
+        listener = self.config.listener
+        try:
+            return client_settings(
+                listener.name, listener.protocol, self.config.security_settings
+            )
+        except SecurityConfigError as exc:
+            raise BrokerConfigError(f"inter-broker listener {listener.name}: {exc}") from None
+
+    async def _start_servers(self) -> None:
+        """Bind every client listener, each with its own security protocol; a clustered
+        broker accepts clients once the controller unfenced it."""
+        inter_broker = self.config.listener.name
+        for listener in self.config.broker_listeners:
+            server = self.server if listener.name == inter_broker else BrokerServer(self)
+            self.servers[listener.name] = server
+            try:
+                await server.start(listener, accepting=self.cluster_node is None)
+            except BaseException:
+                for started in self.servers.values():
+                    await started.stop()
+                raise
+
+    def open_servers(self) -> None:
+        """Start accepting clients on every client listener (a clustered broker, unfenced)."""
+        for server in self.servers.values():
+            server.open()
 
     def _stop_on_log_dir_failure(self) -> None:
         """In a cluster, a broker whose log directory failed stops (Kafka halts a broker
@@ -276,7 +326,8 @@ class Broker:
         if self._maintenance_run is not None:
             await self._maintenance_run  # a pass in progress ends before the logs close
         await self.replicas.stop()
-        await self.server.stop()
+        for server in self.servers.values():
+            await server.stop()
         await self.ownership.stop()
         await self.groups.stop()
         self.logs.close()

@@ -26,8 +26,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
@@ -108,6 +108,10 @@ class ClusterConfig:
     election_timeout_ms: int
     fetch_timeout_ms: int
     request_timeout_ms: int
+    controller_client: Mapping[str, str] = field(default_factory=dict)
+    """Client keys this node reaches the controllers' listener with (its security
+    protocol and this node's own credentials, ``security/inter_broker.py``); empty:
+    PLAINTEXT."""
 
     @property
     def is_controller(self) -> bool:

@@ -8,6 +8,7 @@ way the storage layer's ``LogConfig`` expects (Kafka's topic-level names).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,8 @@ from pydantic import (
 )
 
 from log_engine.broker.cluster_config import ClusterConfig, parse_cluster
+from log_engine.broker.security.inter_broker import CONTROLLER_MECHANISM, client_settings
+from log_engine.broker.security.listener_security import SecurityConfigError
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +145,12 @@ class BrokerConfig(BaseModel):
         alias="inter.broker.listener.name",
         description="The listener brokers use to reach each other; default: the first "
         "broker listener.",
+    )
+    security_inter_broker_protocol: str | None = Field(
+        None,
+        alias="security.inter.broker.protocol",
+        description="Kafka's older way to name the inter-broker listener: the listener "
+        "named after this protocol (not together with inter.broker.listener.name).",
     )
     controller_quorum_election_timeout_ms: int = Field(
         1000,
@@ -475,18 +484,49 @@ class BrokerConfig(BaseModel):
     @property
     def cluster(self) -> ClusterConfig | None:
         """The KRaft cluster keys, checked together; None for a single node (no voters)."""
+        cluster = self._parse_cluster()
+        if cluster is None:
+            return None
+        name = cluster.controller_listener_name
+        protocol = self.protocol_map.get(name, "PLAINTEXT")
+        if protocol not in SECURITY_PROTOCOLS:
+            raise ValueError(
+                f"controller listener {name}: unknown security protocol {protocol} "
+                f"(one of {', '.join(SECURITY_PROTOCOLS)})"
+            )
+        if protocol == "PLAINTEXT":
+            return cluster
+        try:
+            client = client_settings(
+                name, protocol, self.security_settings, CONTROLLER_MECHANISM
+            )
+        except SecurityConfigError as exc:
+            raise ValueError(f"controller listener {name}: {exc}") from None
+        return dataclasses.replace(cluster, controller_client=client)
+
+    def _parse_cluster(self) -> ClusterConfig | None:
         return parse_cluster(
             node_id=self.node_id,
             process_roles=self.process_roles,
             quorum_voters=self.controller_quorum_voters,
             controller_listener_names=self.controller_listener_names,
             listeners=self.all_listeners(),
-            inter_broker_listener_name=self.inter_broker_listener_name,
+            inter_broker_listener_name=self.inter_broker_name,
             cluster_id=self.cluster_id,
             election_timeout_ms=self.controller_quorum_election_timeout_ms,
             fetch_timeout_ms=self.controller_quorum_fetch_timeout_ms,
             request_timeout_ms=self.controller_quorum_request_timeout_ms,
         )
+
+    @property
+    def inter_broker_name(self) -> str | None:
+        """``inter.broker.listener.name``, else ``security.inter.broker.protocol`` (the
+        listener of that name, as Kafka reads it), else None (the first client listener)."""
+        if self.inter_broker_listener_name and self.security_inter_broker_protocol:
+            raise BrokerConfigError(
+                "set inter.broker.listener.name or security.inter.broker.protocol, not both"
+            )
+        return self.inter_broker_listener_name or self.security_inter_broker_protocol
 
     def _controller_names(self) -> set[str]:
         names = self.controller_listener_names or ""
@@ -510,9 +550,9 @@ class BrokerConfig(BaseModel):
             raise BrokerConfigError(_explain(exc)) from None
 
     @property
-    def listener(self) -> Listener:
-        """The client listener the broker binds: the inter-broker one, else the first
-        that is not a controller listener."""
+    def broker_listeners(self) -> list[Listener]:
+        """Every client listener the broker binds (each entry of ``listeners`` that is
+        not a controller listener), each with its own security protocol."""
         brokers = [
             listener
             for listener in self.all_listeners()
@@ -520,13 +560,24 @@ class BrokerConfig(BaseModel):
         ]
         if not brokers:
             raise BrokerConfigError("listeners has no broker listener (controller-only node)")
-        wanted = (self.inter_broker_listener_name or "").upper()
+        return brokers
+
+    @property
+    def listener(self) -> Listener:
+        """The inter-broker listener: ``inter.broker.listener.name``, else the first
+        client listener (followers fetch from leaders through it)."""
+        brokers = self.broker_listeners
+        wanted = (self.inter_broker_name or "").upper()
         return next((listener for listener in brokers if listener.name == wanted), brokers[0])
 
     @property
     def advertised_listener(self) -> Listener:
-        """The address handed to clients in metadata."""
-        bound = self.listener
+        """The inter-broker listener's advertised address."""
+        return self.advertised_for(self.listener)
+
+    def advertised_for(self, bound: Listener) -> Listener:
+        """The address handed to clients of listener ``bound`` in metadata: its
+        ``advertised.listeners`` entry, else its bound address (0.0.0.0 -> 127.0.0.1)."""
         if self.advertised_listeners:
             advertised = [
                 Listener.parse(item, self.protocol_map)
@@ -535,7 +586,10 @@ class BrokerConfig(BaseModel):
             match = next((a for a in advertised if a.name == bound.name), None)
             if match is not None:
                 return match
-            if advertised[0].name not in self._controller_names():
+            if (
+                len(self.broker_listeners) == 1
+                and advertised[0].name not in self._controller_names()
+            ):
                 return advertised[0]
         host = bound.host if bound.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
         return Listener(bound.name, host, bound.port)

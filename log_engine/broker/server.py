@@ -94,6 +94,7 @@ class BrokerServer:
         self.memory = RequestMemoryPool(config.queued_max_request_bytes)
         self.port = 0
         self.address = ""
+        self.listener_name = ""
         self._accepting = asyncio.Event()
         self.security: ListenerSecurity | None = None
         self._tls_server: asyncio.Server | None = None
@@ -101,11 +102,6 @@ class BrokerServer:
     async def start(self, listener: Listener, *, accepting: bool = True) -> None:
         """Bind and listen; with ``accepting=False`` connections wait in the backlog
         until :meth:`open` (a clustered broker not yet unfenced)."""
-        if self._controller and listener.protocol != "PLAINTEXT":
-            raise BrokerConfigError(
-                f"controller listener {listener.name} maps to {listener.protocol}: only "
-                "PLAINTEXT controller listeners are supported yet (docs/security.md)"
-            )
         if listener.protocol != "PLAINTEXT" or self._broker.config.security_settings:
             try:
                 self.security = ListenerSecurity.build(
@@ -120,6 +116,7 @@ class BrokerServer:
             if node is not None and self.security.scram is not None:
                 # a cluster's SCRAM users live in the metadata log (local: the fallback)
                 self.security.scram = ClusterScramStore(node, self.security.scram)
+        self.listener_name = listener.name
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -168,6 +165,7 @@ class BrokerServer:
                 self.memory,
                 self._controller,
                 ConnectionAuth(self.security, tls_principal(writer.get_extra_info("peercert"))),
+                self.listener_name,
             )
             conn.attach(reader, writer)
             await conn.run()
@@ -210,7 +208,13 @@ class BrokerServer:
             client.setblocking(False)
             auth = ConnectionAuth(self.security, None) if self.security else None
             conn = Connection(
-                self._broker, client, f"{ip}:{address[1]}", self.memory, self._controller, auth
+                self._broker,
+                client,
+                f"{ip}:{address[1]}",
+                self.memory,
+                self._controller,
+                auth,
+                self.listener_name,
             )
             task = loop.create_task(conn.run())
             self._connections.add(task)
@@ -229,8 +233,10 @@ class Connection:
         memory: RequestMemoryPool,
         controller: bool = False,
         auth: ConnectionAuth | None = None,
+        listener: str = "",
     ) -> None:
         self._broker = broker
+        self._listener = listener
         self._controller = controller
         self._handlers: dict[ApiKey, Handler] = (
             CONTROLLER_HANDLERS
@@ -314,7 +320,8 @@ class Connection:
                 return
         principal = self._auth.principal if self._auth is not None else ANONYMOUS
         if (
-            header.api_key in SECURITY_HANDLERS
+            not self._controller  # forwarded by a broker, which checked its client
+            and header.api_key in SECURITY_HANDLERS
             and principal == ANONYMOUS
             and self._broker.authorizer is None
         ):
@@ -325,7 +332,7 @@ class Connection:
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
             raise ConnectionClosed(f"no handler for API key {header.api_key}")
-        context = RequestContext(self._broker, header, self._peer, principal)
+        context = RequestContext(self._broker, header, self._peer, principal, self._listener)
         response = await handler(context, body)
         if response is not None:
             await self._send(encode_response(header, response))

@@ -29,6 +29,27 @@ if TYPE_CHECKING:
     from log_engine.client.connection import BrokerConnection
 
 
+def is_authentication_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` is a refused login: a failed TLS handshake or SASL_AUTHENTICATION_FAILED."""
+    return isinstance(exc, SslAuthenticationError) or (
+        isinstance(exc, errors.KafkaError)
+        and exc.errno == ErrorCode.SASL_AUTHENTICATION_FAILED
+    )
+
+
+def describe_security(config: ClientConfig) -> str:
+    """``SASL_SSL, SCRAM-SHA-512 as user broker`` (never the password), for log lines."""
+    if config.security_protocol.startswith("SASL_"):
+        user = config.sasl_username
+        if user is None:
+            try:
+                user = config.sasl_credentials()[0]
+            except ValueError:
+                user = "?"
+        return f"{config.security_protocol}, {config.sasl_mechanism} as user {user}"
+    return config.security_protocol
+
+
 def ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
     """The TLS context for SSL / SASL_SSL, else ``None``."""
     if config.security_protocol not in ("SSL", "SASL_SSL"):

@@ -165,6 +165,8 @@ CONTROLLER_VERSIONS: Mapping[ApiKey, tuple[int, int]] = MappingProxyType(
         ApiKey.BROKER_REGISTRATION: (0, 4),
         ApiKey.BROKER_HEARTBEAT: (0, 1),
         ApiKey.ALLOCATE_PRODUCER_IDS: (0, 0),
+        ApiKey.SASL_HANDSHAKE: (0, 1),  # a SASL controller listener (docs/security.md)
+        ApiKey.SASL_AUTHENTICATE: (0, 1),
         ApiKey.CREATE_TOPICS: (0, 4),
         ApiKey.DELETE_TOPICS: (0, 3),
         ApiKey.CREATE_PARTITIONS: (0, 1),

@@ -21,6 +21,7 @@ from log_engine.broker.cluster_config import ClusterConfig
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.errors import KafkaError
+from log_engine.client.security import describe_security, is_authentication_failure
 from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
 from log_engine.replication.quorum import ControllerQuorum
@@ -48,6 +49,7 @@ class ControllerChannel:
         self._request_timeout_ms = request_timeout_ms
         self._config = ClientConfig.from_mapping(
             {
+                **cluster.controller_client,  # the controller listener's security
                 "bootstrap.servers": [f"{h}:{p}" for h, p in self._addresses.values()],
                 "client.id": f"sluice-broker-{cluster.node_id}",
                 "request.timeout.ms": request_timeout_ms,
@@ -56,6 +58,7 @@ class ControllerChannel:
         )
         self._connections: dict[int, BrokerConnection] = {}
         self._connecting: dict[int, asyncio.Lock] = {}
+        self._login_refused = False  # logged once until a login succeeds
 
     @property
     def controller_id(self) -> int | None:
@@ -79,9 +82,19 @@ class ControllerChannel:
                 try:
                     answer = await self._send_to(leader, api_key, version, body)
                 except (KafkaError, OSError, TimeoutError) as exc:
+                    if is_authentication_failure(exc) and not self._login_refused:
+                        log.error(
+                            "controller %d refuses this broker's login on the controller "
+                            "listener (%s): %s; check sasl.mechanism.controller.protocol "
+                            "and the controller listener's sasl.jaas.config / "
+                            "ssl.truststore.* (docs/security.md)",
+                            leader, describe_security(self._config), exc,
+                        )  # fmt: skip
+                        self._login_refused = True
                     log.debug("%s to controller %d failed: %s", api_key.name, leader, exc)
                     self._drop(leader)
                 else:
+                    self._login_refused = False
                     if not retry_if(answer):
                         return answer
             if time.monotonic() + RETRY_BACKOFF_MS / 1000 > deadline:

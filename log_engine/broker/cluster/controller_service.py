@@ -96,6 +96,7 @@ class ControllerService:
         probe_timeout_ms = config.broker_heartbeat_interval_ms
         self._probe_config = ClientConfig.from_mapping(
             {
+                **quorum.cluster.controller_client,
                 "bootstrap.servers": [f"{h}:{p}" for h, p in self._voters.values()],
                 "client.id": f"sluice-controller-{config.node_id}",
                 "request.timeout.ms": probe_timeout_ms,

@@ -39,7 +39,7 @@ async def metadata_response(ctx: RequestContext, node: ClusterNode, body: Body) 
     if missing and auto_create and ctx.broker.config.auto_create_topics_enable:
         await _auto_create(node, missing)
     image = node.image
-    listener = ctx.broker.config.listener.name
+    listener = ctx.listener_name
     brokers: list[Body] = []
     for broker_id in sorted(image.brokers):
         info = image.brokers[broker_id]

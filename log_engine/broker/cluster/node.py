@@ -104,8 +104,9 @@ class ClusterNode:
         return self.offsets_topic.partition_count()
 
     def _endpoints(self) -> tuple[BrokerEndpoint, ...]:
-        advertised = self._broker.advertised
-        return (BrokerEndpoint(advertised.name, advertised.host, advertised.port),)
+        return tuple(
+            BrokerEndpoint(a.name, a.host, a.port) for a in self._broker.advertised_endpoints()
+        )
 
     def start_controller(self) -> None:
         """After the quorum started: snapshots, and on a voter the controller."""
@@ -126,7 +127,7 @@ class ClusterNode:
 
     async def _serve_when_unfenced(self) -> None:
         await self.lifecycle.unfenced.wait()
-        self._broker.server.open()
+        self._broker.open_servers()
         log.info("broker %d accepts client connections", self._broker.node_id)
 
     async def stop(self) -> None:

@@ -21,6 +21,14 @@ class RequestContext:
     principal: str = "User:ANONYMOUS"
     """Who sent it: ``User:<name>`` after SASL, ``User:CN=...`` from a client
     certificate, else ``User:ANONYMOUS`` (what ACLs are checked against)."""
+    listener: str = ""
+    """The name of the client listener it came in on (Metadata answers with that
+    listener's endpoints); empty: the inter-broker listener."""
+
+    @property
+    def listener_name(self) -> str:
+        """:attr:`listener`, or the inter-broker listener's name when unset."""
+        return self.listener or self.broker.config.listener.name
 
     @property
     def version(self) -> int:

@@ -41,14 +41,14 @@ async def _coordinator(ctx: RequestContext, key: str, key_type: int) -> Coordina
         )
     node = ctx.broker.cluster_node
     if node is None:
-        advertised = ctx.broker.advertised
+        advertised = ctx.broker.advertised_on(ctx.listener_name)
         return CoordinatorAnswer(
             ErrorCode.NONE, None, ctx.broker.node_id, advertised.host, advertised.port
         )
     why_not = await node.offsets_topic.ensure()
     if why_not is not None:
         return CoordinatorAnswer(ErrorCode.COORDINATOR_NOT_AVAILABLE, why_not)
-    answer = group_coordinator(node.image, key, ctx.broker.config.listener.name)
+    answer = group_coordinator(node.image, key, ctx.listener_name)
     if answer.node_id == ctx.broker.node_id:
         await ctx.broker.ownership.wait_loaded(key, _LOAD_WAIT_S)
     if answer.node_id == ctx.broker.node_id and ctx.broker.ownership.error_for(key):

@@ -52,11 +52,11 @@ async def handle_metadata(ctx: RequestContext, body: dict[str, Any]) -> dict[str
 
 def _brokers(ctx: RequestContext) -> list[dict[str, Any]]:
     broker = ctx.broker
-    advertised = broker.advertised
+    advertised = broker.advertised_on(ctx.listener_name)
     me = {"node_id": broker.node_id, "host": advertised.host, "port": advertised.port, "rack": None}
     if not broker.replicas.brokers:
         return [me]
-    listener = broker.config.listener.name
+    listener = ctx.listener_name
     out = []
     for info in sorted(broker.replicas.brokers.values(), key=lambda b: b.broker_id):
         endpoint = info.endpoint(listener)

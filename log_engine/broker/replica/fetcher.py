@@ -23,11 +23,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
+from log_engine.client.security import is_authentication_failure
 from log_engine.errors import ErrorCode, KafkaError
 from log_engine.metadata.types import BrokerEndpoint
 from log_engine.protocol import ApiKey
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _BACKOFF_S = 0.1
+_AUTH_BACKOFF_S = 1.0  # a refused login is not retried at the fetch pace
 _RESPONSE_MAX_BYTES = 10 * 1024 * 1024
 _FETCH_VERSION_MAX = 11  # the classic versions (replica id in the body)
 _EPOCH_VERSION_MAX = 3
@@ -69,8 +72,13 @@ class ReplicaFetcher:
         fetch_wait_max_ms: int,
         fetch_max_bytes: int,
         metrics: BrokerMetrics | None = None,
+        security: Mapping[str, str] | None = None,
     ) -> None:
+        """``security``: client keys for the leader's inter-broker listener
+        (``security/inter_broker.py``); None: plaintext."""
         self.node_id = node_id
+        self._security = dict(security or {})
+        self._auth_failure = ""  # the last authentication failure logged
         self._metrics = metrics  # replication bytes in
         self.leader_id = leader_id
         self.endpoint = endpoint
@@ -120,6 +128,10 @@ class ReplicaFetcher:
             except asyncio.CancelledError:
                 raise
             except (KafkaError, OSError) as exc:
+                if self._refused(exc):
+                    self._close()
+                    await asyncio.sleep(_AUTH_BACKOFF_S)
+                    continue
                 log.info("replica fetcher from broker %d: %s", self.leader_id, exc)
                 self._close()
                 await asyncio.sleep(_BACKOFF_S)
@@ -128,15 +140,53 @@ class ReplicaFetcher:
                 self._close()
                 await asyncio.sleep(_BACKOFF_S)
 
+    def _refused(self, exc: BaseException) -> bool:
+        """Log a failed login to the leader once per distinct failure (an error: the
+        partitions fall out of the ISR until the credentials are fixed)."""
+        refused = is_authentication_failure(exc)
+        if refused and str(exc) != self._auth_failure:
+            self._auth_failure = str(exc)
+            log.error(
+                "replica fetcher of broker %d cannot authenticate to broker %d on listener "
+                "%s (%s): %s; its partitions fall out of the ISR until the inter-broker "
+                "credentials are fixed (docs/security.md)",
+                self.node_id,
+                self.leader_id,
+                self.endpoint.listener,
+                self._describe_security(),
+                exc,
+            )
+        return refused
+
+    def _describe_security(self) -> str:
+        protocol = self._security.get("security.protocol", "PLAINTEXT")
+        if "sasl.mechanism" in self._security:
+            return (
+                f"{protocol}, {self._security['sasl.mechanism']} as user "
+                f"{self._security.get('sasl.username')}"
+            )
+        return protocol
+
     async def _connection(self) -> BrokerConnection:
         if self._conn is None or self._conn.closed:
             address = f"{self.endpoint.host}:{self.endpoint.port}"
             config = ClientConfig.from_mapping(
-                {"bootstrap.servers": address, "client.id": f"broker-{self.node_id}-fetcher"}
+                {
+                    **self._security,
+                    "bootstrap.servers": address,
+                    "client.id": f"broker-{self.node_id}-fetcher",
+                }
             )
             self._conn = await BrokerConnection.open(
                 self.endpoint.host, self.endpoint.port, config, self.leader_id
             )
+            if self._auth_failure:
+                log.info(
+                    "replica fetcher of broker %d authenticated to broker %d again",
+                    self.node_id,
+                    self.leader_id,
+                )
+                self._auth_failure = ""
         return self._conn
 
     async def _cycle(self, conn: BrokerConnection) -> None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from log_engine.broker.replica.alter_partition import AlterPartitionSender, NoController
 from log_engine.broker.replica.fetcher import ReplicaFetcher
 from log_engine.broker.replica.hw_checkpoint import HighWatermarkCheckpoint
-from log_engine.metadata.types import NO_LEADER, BrokerInfo, PartitionState
+from log_engine.metadata.types import NO_LEADER, BrokerEndpoint, BrokerInfo, PartitionState
 
 if TYPE_CHECKING:
     from log_engine.broker.broker import Broker
@@ -65,6 +65,9 @@ class ReplicaManager:
         self._hw_checkpoint = HighWatermarkCheckpoint(broker.config.log_dir)
         self._saved_hws: dict[tuple[str, int], int] | None = None
         self._checkpointing: asyncio.Task[None] | None = None
+        self.fetcher_security: dict[str, str] = {}
+        """Client keys the fetchers connect to leaders' inter-broker listeners with
+        (``security/inter_broker.py``; empty: plaintext)."""
         self.role_listeners: list[Callable[[Partition], None]] = []
         """Called with each local partition after ``apply`` gave it a state (the group
         coordinator loads and unloads ``__consumer_offsets`` partitions from them)."""
@@ -191,16 +194,21 @@ class ReplicaManager:
         slot = hash((state.topic, state.partition)) % config.num_replica_fetchers
         fetcher = self._fetchers.get((state.leader, slot))
         if fetcher is None:
-            fetcher = ReplicaFetcher(
-                self.node_id,
-                state.leader,
-                endpoint,
-                fetch_wait_max_ms=config.replica_fetch_wait_max_ms,
-                fetch_max_bytes=config.replica_fetch_max_bytes,
-                metrics=self._broker.metrics,
-            )
+            fetcher = self._new_fetcher(state.leader, endpoint)
             self._fetchers[(state.leader, slot)] = fetcher
         fetcher.add(partition, state.leader_epoch)
+
+    def _new_fetcher(self, leader_id: int, endpoint: BrokerEndpoint) -> ReplicaFetcher:
+        config = self._broker.config
+        return ReplicaFetcher(
+            self.node_id,
+            leader_id,
+            endpoint,
+            fetch_wait_max_ms=config.replica_fetch_wait_max_ms,
+            fetch_max_bytes=config.replica_fetch_max_bytes,
+            metrics=self._broker.metrics,
+            security=self.fetcher_security,
+        )
 
     def _unfollow(self, topic: str, index: int) -> None:
         for fetcher in self._fetchers.values():
@@ -216,14 +224,7 @@ class ReplicaManager:
                 del self._fetchers[key]
                 self._track(asyncio.get_running_loop().create_task(fetcher.stop()))
                 if len(fetcher) and endpoint is not None:
-                    moved = ReplicaFetcher(
-                        self.node_id,
-                        fetcher.leader_id,
-                        endpoint,
-                        fetch_wait_max_ms=self._broker.config.replica_fetch_wait_max_ms,
-                        fetch_max_bytes=self._broker.config.replica_fetch_max_bytes,
-                        metrics=self._broker.metrics,
-                    )
+                    moved = self._new_fetcher(fetcher.leader_id, endpoint)
                     self._fetchers[key] = moved
                     for entry in fetcher.entries():
                         moved.add(entry.partition, entry.leader_epoch)

@@ -207,6 +207,7 @@ class ControllerQuorum:
             self.config.fetch_max_bytes,
             self._deliver,
             self._peer_refused,
+            self.cluster.controller_client,
         )
         log.info(
             "quorum: node %d starts as %s (epoch %d, log end %d, voters %s)",

@@ -20,11 +20,12 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from log_engine.client.config import ClientConfig
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.errors import KafkaError
+from log_engine.client.security import describe_security, is_authentication_failure
 from log_engine.errors import CorruptMessageError, ErrorCode
 from log_engine.protocol.versions import ApiKey
 from log_engine.replication.quorum.translate import (
@@ -94,7 +95,10 @@ class PeerTransport:
         fetch_max_bytes: int,
         deliver: Callable[[RaftResponse], None],
         on_refused: Callable[[NodeId], None] | None = None,
+        security: Mapping[str, str] | None = None,
     ) -> None:
+        """``security``: client keys for the voters' controller listener (TLS, SASL;
+        ``ClusterConfig.controller_client``); None: plaintext."""
         self._addresses = addresses
         self._cluster_id = cluster_id
         self._request_timeout_ms = request_timeout_ms
@@ -104,6 +108,7 @@ class PeerTransport:
         self._refused_at: dict[NodeId, float] = {}  # monotonic seconds of the last refusal
         self._config = ClientConfig.from_mapping(
             {
+                **(security or {}),
                 "bootstrap.servers": [f"{h}:{p}" for h, p in addresses.values()] or ["localhost:1"],
                 "client.id": f"sluice-raft-{node_id}",
                 "request.timeout.ms": request_timeout_ms,
@@ -155,6 +160,9 @@ class PeerTransport:
             response = response_from_wire(request, answer)
         except (KafkaError, OSError) as exc:
             self._drop(peer, key)
+            if is_authentication_failure(exc):
+                self._login_refused(peer, exc)
+                return
             self._note_failure(peer, f"{key.name} to node {peer} failed: {exc}")
             if is_refused(exc) or (not _timed_out(exc) and await self._redial_refused(peer, key)):
                 self._refused(peer)
@@ -219,6 +227,18 @@ class PeerTransport:
         if connection is not None:
             with contextlib.suppress(Exception):
                 connection.close("request failed")
+
+    def _login_refused(self, peer: NodeId, exc: BaseException) -> None:
+        if peer not in self._failing:
+            self._failing.add(peer)
+            log.error(
+                "quorum: node %d refuses this node's login on its controller listener "
+                "(%s): %s; check sasl.mechanism.controller.protocol and the controller "
+                "listener's sasl.jaas.config / ssl.truststore.* (docs/security.md)",
+                peer,
+                describe_security(self._config),
+                exc,
+            )
 
     def _note_failure(self, peer: NodeId, text: str) -> None:
         if peer not in self._failing:

@@ -98,8 +98,10 @@ def test_every_api_key_is_declared_and_served() -> None:
     # the controller listener's APIs are served there only (it also serves
     # ApiVersions, Fetch of __cluster_metadata, and the CreateTopics / DeleteTopics /
     # CreatePartitions / IncrementalAlterConfigs / CreateAcls / DeleteAcls that brokers
-    # forward for their clients)
+    # forward for their clients, and SASL's handshake for a SASL controller listener)
     both = {
+        ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE,
         ApiKey.FETCH,
         ApiKey.API_VERSIONS,
         ApiKey.CREATE_TOPICS,
@@ -138,9 +140,11 @@ def test_controller_apis_are_flexible_and_declared_for_their_versions() -> None:
     broker_to_controller = {56, 62, 63, 67}  # AlterPartition, registration, heartbeat, ids
     quorum = {52, 53, 54, 55, 59}  # Vote, Begin/EndQuorumEpoch, DescribeQuorum, FetchSnapshot
     # also on the client listener (CreateTopics / DeleteTopics / CreatePartitions /
-    # IncrementalAlterConfigs / CreateAcls / DeleteAcls:
-    # forwarded by brokers)
+    # IncrementalAlterConfigs / CreateAcls / DeleteAcls: forwarded by brokers; SASL's
+    # handshake for a SASL controller listener)
     shared = {
+        ApiKey.SASL_HANDSHAKE,
+        ApiKey.SASL_AUTHENTICATE,
         ApiKey.FETCH,
         ApiKey.API_VERSIONS,
         ApiKey.CREATE_TOPICS,
