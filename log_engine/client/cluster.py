@@ -372,6 +372,9 @@ class Cluster:
                 await self.refresh()
             except errors.KafkaError as exc:
                 log.warning("metadata refresh failed: %s", exc)
+            except Exception:  # the refresher must outlive any failure, or the cache
+                # stays stale for good (a topic created a moment late was never seen)
+                log.warning("metadata refresh failed", exc_info=True)
             await asyncio.sleep(backoff_s)  # bound the refresh rate
 
     def _incomplete(self) -> bool:
