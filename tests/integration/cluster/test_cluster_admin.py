@@ -264,7 +264,11 @@ def test_incremental_alter_configs_reaches_every_broker_and_the_leader(
     )
     _alter(admin, "cfg", ConfigEntry("min.insync.replicas", None,
                                      incremental_operation=AlterConfigOpType.DELETE))  # fmt: skip
-    assert _acks_all_error(cluster.bootstrap, "cfg") is None
+    wait_for(  # the leader's image follows the broker that answered
+        lambda: _acks_all_error(cluster.bootstrap, "cfg") is None,
+        "acks=all accepted again once min.insync.replicas is deleted",
+        60,
+    )
 
     for topic, entry, code in [
         ("cfg", ConfigEntry("no.such.key", "1", incremental_operation=AlterConfigOpType.SET),
