@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
 from log_engine.acls import AclBinding, AclFilter
@@ -405,22 +405,11 @@ class QuorumController:
     ) -> ControllerResult[tuple[TopicOutcome, ...]]:
         """CreateTopics: one outcome per topic, records for those that can be created."""
         topics = list(topics)
-        if not self.is_active:
-            return ControllerResult((), tuple(TopicOutcome(t.name, NOT_CONTROLLER) for t in topics))
-        image = self._image
-        records: list[MetadataRecord] = []
-        outcomes: list[TopicOutcome] = []
-        for topic in topics:
-            try:
-                outcome, topic_records = create_topic_records(image, topic, self.config, self._rng)
-            except TopicRefused as error:
-                outcomes.append(refusal(topic, error))
-                continue
-            outcomes.append(outcome)
-            if not validate_only:
-                image = image.apply_all(topic_records)
-                records.extend(topic_records)
-        return self._emit(records, tuple(outcomes))
+        return self._per_topic(
+            [t.name for t in topics],
+            lambda image, i: create_topic_records(image, topics[i], self.config, self._rng),
+            validate_only,
+        )
 
     def create_partitions(
         self, requests: Iterable[NewPartitions], now_ms: int, validate_only: bool = False
@@ -428,48 +417,47 @@ class QuorumController:
         """CreatePartitions: one outcome per topic, records for those that can grow
         (rules: ``partitions.py``); a topic named twice is refused (INVALID_REQUEST)."""
         requests = list(requests)
-        if not self.is_active:
-            return ControllerResult(
-                (), tuple(TopicOutcome(r.name, NOT_CONTROLLER) for r in requests)
-            )
         names = [r.name for r in requests]
-        image = self._image
-        records: list[MetadataRecord] = []
-        outcomes: list[TopicOutcome] = []
-        for request in requests:
-            try:
-                if names.count(request.name) > 1:
-                    raise TopicRefused(
-                        ErrorCode.INVALID_REQUEST,
-                        f"topic {request.name!r} appears more than once in the request",
-                    )
-                outcome, new = create_partition_records(image, request, self._rng)
-            except TopicRefused as error:
-                outcomes.append(refusal(request.name, error))
-                continue
-            outcomes.append(outcome)
-            if not validate_only:
-                image = image.apply_all(new)
-                records.extend(new)
-        return self._emit(records, tuple(outcomes))
+
+        def grow(image: MetadataImage, i: int) -> tuple[TopicOutcome, list[MetadataRecord]]:
+            if names.count(names[i]) > 1:
+                raise TopicRefused(
+                    ErrorCode.INVALID_REQUEST,
+                    f"topic {names[i]!r} appears more than once in the request",
+                )
+            return create_partition_records(image, requests[i], self._rng)
+
+        return self._per_topic(names, grow, validate_only)
 
     def alter_topic_configs(
         self, changes: Iterable[TopicConfigChange], validate_only: bool = False
     ) -> ControllerResult[tuple[TopicOutcome, ...]]:
         """IncrementalAlterConfigs of topics (rules: ``topic_configs.py``)."""
         changes = list(changes)
+        return self._per_topic(
+            [c.name for c in changes],
+            lambda image, i: alter_config_records(image, changes[i]),
+            validate_only,
+        )
+
+    def _per_topic(
+        self,
+        names: list[str],
+        rule: Callable[[MetadataImage, int], tuple[TopicOutcome, list[MetadataRecord]]],
+        validate_only: bool,
+    ) -> ControllerResult[tuple[TopicOutcome, ...]]:
+        """One outcome per topic of a request: ``rule(image, i)`` gives the i-th topic's
+        records (or raises TopicRefused), checked on the image the earlier ones left."""
         if not self.is_active:
-            return ControllerResult(
-                (), tuple(TopicOutcome(c.name, NOT_CONTROLLER) for c in changes)
-            )
+            return ControllerResult((), tuple(TopicOutcome(n, NOT_CONTROLLER) for n in names))
         image = self._image
         records: list[MetadataRecord] = []
         outcomes: list[TopicOutcome] = []
-        for change in changes:
+        for i, name in enumerate(names):
             try:
-                outcome, new = alter_config_records(image, change)
+                outcome, new = rule(image, i)
             except TopicRefused as error:
-                outcomes.append(refusal(change.name, error))
+                outcomes.append(refusal(name, error))
                 continue
             outcomes.append(outcome)
             if not validate_only:
