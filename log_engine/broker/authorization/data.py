@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from log_engine.acls import AclOperation
 from log_engine.broker.authorization.checks import (
     CLUSTER_ACTION,
     DESCRIBE,
@@ -82,16 +83,25 @@ def _fetch_refusal(partition: int, code: int) -> dict[str, Any]:
     }
 
 
-async def fetch(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:
-    if body.get("replica_id", -1) >= 0:
+Topics = list[dict[str, Any]]
+
+
+def _by_replica_or_topic(
+    ctx: RequestContext, body: dict[str, Any], replica_id: int, operation: AclOperation
+) -> tuple[Topics, Topics, int]:
+    """The request's topics split into allowed and refused, and the refusal's code: a
+    follower (``replica_id`` >= 0) needs CLUSTER_ACTION for all of them, a client
+    ``operation`` on each topic."""
+    if replica_id >= 0:
         if allowed_on_cluster(ctx, CLUSTER_ACTION):
-            return await handler(ctx, body)
-        kept: list[dict[str, Any]] = []
-        refused = body["topics"]
-        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-    else:
-        kept, refused = split(body["topics"], lambda t: allowed(ctx, READ, TOPIC, t["topic"]))
-        code = _TOPIC_DENIED
+            return body["topics"], [], 0
+        return [], body["topics"], ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    kept, refused = split(body["topics"], lambda t: allowed(ctx, operation, TOPIC, t["topic"]))
+    return kept, refused, _TOPIC_DENIED
+
+
+async def fetch(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:
+    kept, refused, code = _by_replica_or_topic(ctx, body, body.get("replica_id", -1), READ)
     if not refused:
         return await handler(ctx, body)
     if kept:
@@ -134,15 +144,7 @@ async def list_offsets(ctx: RequestContext, body: dict[str, Any], handler: Handl
 async def offset_for_leader_epoch(
     ctx: RequestContext, body: dict[str, Any], handler: Handler
 ) -> Any:
-    if body.get("replica_id", -2) >= 0:
-        if allowed_on_cluster(ctx, CLUSTER_ACTION):
-            return await handler(ctx, body)
-        kept: list[dict[str, Any]] = []
-        refused = body["topics"]
-        code = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
-    else:
-        kept, refused = split(body["topics"], lambda t: allowed(ctx, DESCRIBE, TOPIC, t["topic"]))
-        code = _TOPIC_DENIED
+    kept, refused, code = _by_replica_or_topic(ctx, body, body.get("replica_id", -2), DESCRIBE)
     if not refused:
         return await handler(ctx, body)
     response = await handler(ctx, {**body, "topics": kept})
