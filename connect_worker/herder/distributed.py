@@ -843,11 +843,14 @@ class DistributedHerder(Herder):
         finally:
             await self._member.stop()
 
-    def _rejoin(self, reason: str) -> None:
+    def _rejoin(self, reason: str, delay_s: float = 0.0) -> None:
+        """Ask the member to rejoin (after ``delay_s``), from any thread."""
         loop = self._loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._member.request_rejoin, reason)
+                loop.call_soon_threadsafe(
+                    loop.call_later, delay_s, self._member.request_rejoin, reason
+                )
 
     def _config_state(self) -> ConfigState:
         snap = self._configs.snapshot()
@@ -876,7 +879,10 @@ class DistributedHerder(Herder):
         with self._lock:
             self._assigned_connectors = set()
             self._assigned_tasks = set()
-        self._rejoin_later("the config topic is behind the leader's assignment")
+        self._rejoin(
+            "the config topic is behind the leader's assignment",
+            self._config.group.retry_backoff_ms / 1000,
+        )
 
     def _check_assigned_names(self, assignment: ConnectAssignment) -> None:
         """Assigned connectors unknown to this worker's config topic (read to the leader's
@@ -894,16 +900,6 @@ class DistributedHerder(Herder):
                 assignment.leader_url, unknown, self._config.config_storage_topic,
                 self._config.group.group_id,
             )  # fmt: skip
-
-    def _rejoin_later(self, reason: str) -> None:
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
-        delay_s = self._config.group.retry_backoff_ms / 1000
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(
-                loop.call_later, delay_s, self._member.request_rejoin, reason
-            )
 
     # -- helpers -------------------------------------------------------------------------
 
