@@ -37,7 +37,7 @@ from log_engine.broker.security.authorizer import ANONYMOUS
 from log_engine.broker.security.connection_auth import ConnectionAuth, tls_principal
 from log_engine.broker.security.handlers import ACL_HANDLERS, SECURITY_HANDLERS
 from log_engine.broker.security.scram_admin import anonymous_refusal
-from log_engine.broker.security.stream_transport import StreamConnectionMixin
+from log_engine.broker.security.tls_transport import TlsSocketIO
 from log_engine.file_slice import FileSlice
 from log_engine.protocol import (
     ApiKey,
@@ -59,7 +59,7 @@ _SIZE = struct.Struct(">i")
 _RECV_BUFFER_BYTES = 64 * 1024
 _FIRST_CHUNK_BYTES = 64 * 1024
 _MAX_CHUNK_BYTES = 1024 * 1024
-_TLS_READ_LIMIT_BYTES = 4 * 1024 * 1024  # asyncio stream buffer: reads pause above 2x
+_TLS_HANDSHAKE_S = 10
 _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 
 
@@ -97,7 +97,6 @@ class BrokerServer:
         self.listener_name = ""
         self._accepting = asyncio.Event()
         self.security: ListenerSecurity | None = None
-        self._tls_server: asyncio.Server | None = None
 
     async def start(self, listener: Listener, *, accepting: bool = True) -> None:
         """Bind and listen; with ``accepting=False`` connections wait in the backlog
@@ -128,54 +127,13 @@ class BrokerServer:
         self.address = f"{listener.host}:{self.port}"
         if accepting:
             self._accepting.set()
-        if self.security is not None and self.security.ssl_context is not None:
-            self._tls_server = await asyncio.start_server(
-                self._accept_tls,
-                sock=sock,
-                ssl=self.security.ssl_context,
-                ssl_handshake_timeout=10,
-                limit=_TLS_READ_LIMIT_BYTES,
-            )
-            return
         self._accept_task = asyncio.get_running_loop().create_task(self._accept())
 
     def open(self) -> None:
         """Start accepting connections (after ``start(accepting=False)``)."""
         self._accepting.set()
 
-    async def _accept_tls(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        """One TLS connection (handshake done by asyncio): run it in this task."""
-        await self._accepting.wait()  # a clustered broker serves once unfenced
-        address = writer.get_extra_info("peername")
-        ip = address[0]
-        if not self.quota.admit(ip):
-            writer.close()
-            return
-        task = asyncio.current_task()
-        assert task is not None and self.security is not None
-        self._connections.add(task)
-        try:
-            sock = writer.get_extra_info("socket")
-            if sock is not None:
-                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = TlsConnection(
-                self._broker,
-                None,
-                f"{ip}:{address[1]}",
-                self.memory,
-                self._controller,
-                ConnectionAuth(self.security, tls_principal(writer.get_extra_info("peercert"))),
-                self.listener_name,
-            )
-            conn.attach(reader, writer)
-            await conn.run()
-        finally:
-            self._connections.discard(task)
-            self.quota.release(ip)
-
     async def stop(self) -> None:
-        if self._tls_server is not None:
-            self._tls_server.close()
         if self._accept_task:
             self._accept_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -206,16 +164,29 @@ class BrokerServer:
                 continue
             client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             client.setblocking(False)
-            auth = ConnectionAuth(self.security, None) if self.security else None
-            conn = Connection(
-                self._broker,
-                client,
-                f"{ip}:{address[1]}",
-                self.memory,
-                self._controller,
-                auth,
-                self.listener_name,
-            )
+            peer = f"{ip}:{address[1]}"
+            conn: Connection
+            if self.security is not None and self.security.ssl_context is not None:
+                conn = TlsConnection(
+                    self._broker,
+                    client,
+                    peer,
+                    self.memory,
+                    self._controller,
+                    self.security,
+                    self.listener_name,
+                )
+            else:
+                auth = ConnectionAuth(self.security, None) if self.security else None
+                conn = Connection(
+                    self._broker,
+                    client,
+                    peer,
+                    self.memory,
+                    self._controller,
+                    auth,
+                    self.listener_name,
+                )
             task = loop.create_task(conn.run())
             self._connections.add(task)
             task.add_done_callback(self._connections.discard)
@@ -228,7 +199,7 @@ class Connection:
     def __init__(
         self,
         broker: Broker,
-        sock: socket.socket | None,
+        sock: socket.socket,
         peer: str,
         memory: RequestMemoryPool,
         controller: bool = False,
@@ -245,7 +216,7 @@ class Connection:
             if broker.authorizer is not None
             else _CLIENT_HANDLERS
         )
-        self._sock: socket.socket = sock  # type: ignore[assignment]  # None: a TlsConnection
+        self._sock = sock
         self._auth = auth
         self._peer = peer
         self._memory = memory
@@ -325,9 +296,7 @@ class Connection:
             and principal == ANONYMOUS
             and self._broker.authorizer is None
         ):
-            await self._send(
-                encode_response(header, anonymous_refusal(header.api_key, body))
-            )
+            await self._send(encode_response(header, anonymous_refusal(header.api_key, body)))
             return
         handler = self._handlers.get(ApiKey(header.api_key))
         if handler is None:
@@ -457,5 +426,49 @@ class Connection:
             self._loop.remove_writer(fd)
 
 
-class TlsConnection(StreamConnectionMixin, Connection):
-    """A connection on a TLS listener: reads and writes through asyncio's SSL streams."""
+class TlsConnection(Connection):
+    """A connection on a TLS listener: handshake first, then the same request loop,
+    its I/O through a non-blocking ``SSLSocket`` (:class:`TlsSocketIO`)."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        sock: socket.socket,
+        peer: str,
+        memory: RequestMemoryPool,
+        controller: bool,
+        security: ListenerSecurity,
+        listener: str,
+    ) -> None:
+        super().__init__(broker, sock, peer, memory, controller, None, listener)
+        self._security = security
+
+    async def run(self) -> None:
+        context = self._security.ssl_context
+        assert context is not None
+        self._tls = TlsSocketIO(self._sock, context, self._loop)
+        try:
+            async with asyncio.timeout(_TLS_HANDSHAKE_S):
+                await self._tls.handshake()
+        except (OSError, TimeoutError) as exc:  # ssl.SSLError is an OSError
+            reason = "timed out" if isinstance(exc, TimeoutError) else exc
+            log.info("failed authentication with %s (SSL handshake failed: %s)", self._peer, reason)
+            self._tls.close()
+            return
+        except asyncio.CancelledError:
+            self._tls.close()
+            raise
+        self._auth = ConnectionAuth(self._security, tls_principal(self._tls.peercert()))
+        await super().run()
+
+    def _close(self) -> None:
+        self._tls.close()
+
+    async def _recv_into(self, view: memoryview) -> int:
+        return await self._tls.recv_into(view)
+
+    async def _sendall(self, data: bytes) -> None:
+        await self._tls.sendall(data)
+
+    async def _sendfile(self, piece: FileSlice) -> None:
+        await self._tls.sendfile(piece)
