@@ -59,9 +59,15 @@ class TestCA:
         self.cert = directory / f"{slug}.pem"
         self.cert.write_bytes(self._cert.public_bytes(serialization.Encoding.PEM))
 
-    def issue(self, cn: str, *, server: bool = False, org: str = "Sluice Tests") -> Issued:
+    def issue(
+        self, cn: str, *, server: bool = False, org: str = "Sluice Tests", expired: bool = False
+    ) -> Issued:
+        """A key and certificate signed by this CA, valid for a day (``expired``:
+        it was valid the day before yesterday only)."""
         key = ec.generate_private_key(ec.SECP256R1())
         now = datetime.datetime.now(datetime.UTC)
+        if expired:
+            now -= datetime.timedelta(days=2)
         builder = (
             x509.CertificateBuilder()
             .subject_name(_name(cn, org))
