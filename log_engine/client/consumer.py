@@ -158,6 +158,7 @@ class Consumer:
             if self._closed:
                 raise errors.ClientClosedError("the consumer is closed")
             await self._ensure_group()
+            self._raise_if_topics_refused()
             self._maybe_auto_commit()
             if not await self._update_positions():
                 await asyncio.sleep(min(self.config.retry_backoff_ms / 1000, 0.1))
@@ -169,6 +170,25 @@ class Consumer:
             if remaining <= 0:
                 return []
             await self._wait_for_data(remaining)
+
+    def _raise_if_topics_refused(self) -> None:
+        """TOPIC_AUTHORIZATION_FAILED for subscribed topics the broker refused to describe
+        (as Java's consumer throws TopicAuthorizationException from poll): without
+        it such a topic counts as absent and the consumer waits for it forever."""
+        if not self._subs.subscribed:
+            return
+        known = self._cluster.metadata.topics
+        refused = [
+            name
+            for name in self._subs.topics
+            if (info := known.get(name)) is not None
+            and info.error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        ]
+        if refused:
+            errors.check_error(
+                ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                f"Not authorized to access topics: [{', '.join(refused)}]",
+            )
 
     async def _wait_for_data(self, timeout_s: float) -> None:
         events = [self._fetcher.data_ready]

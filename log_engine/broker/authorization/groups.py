@@ -37,29 +37,39 @@ _TOPIC_DENIED = ErrorCode.TOPIC_AUTHORIZATION_FAILED
 
 
 async def find_coordinator(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:
-    key = body["key"]
-    if body.get("key_type", 0) == 1:
-        if allowed(ctx, DESCRIBE, TRANSACTIONAL_ID, key):
+    transactional = body.get("key_type", 0) == 1
+    if ctx.version < 4:
+        if _may_find(ctx, transactional, body["key"]):
             return await handler(ctx, body)
+        return {"throttle_time_ms": 0, **_find_refusal(ctx, transactional, body["key"])}
+    # v4 (KIP-699): a batch of keys; the permitted ones go to the handler, each
+    # refused one gets its own error entry, in the order the request named them
+    keys: list[str] = body["coordinator_keys"]
+    permitted = [key for key in keys if _may_find(ctx, transactional, key)]
+    answer: dict[str, Any] = {"throttle_time_ms": 0, "coordinators": []}
+    if permitted:
+        answer = await handler(ctx, {**body, "coordinator_keys": permitted}) or answer
+    found = {entry["key"]: entry for entry in answer["coordinators"]}
+    answer["coordinators"] = [
+        found.get(key) or {"key": key, **_find_refusal(ctx, transactional, key)} for key in keys
+    ]
+    return answer
+
+
+def _may_find(ctx: RequestContext, transactional: bool, key: str) -> bool:
+    return allowed(ctx, DESCRIBE, TRANSACTIONAL_ID if transactional else GROUP, key)
+
+
+def _find_refusal(ctx: RequestContext, transactional: bool, key: str) -> dict[str, Any]:
+    if transactional:
         code = ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
         message = "Transactional Id authorization failed: " + denied_message(
             ctx, DESCRIBE, f"transactional id {key!r}"
         )
     else:
-        if allowed(ctx, DESCRIBE, GROUP, key):
-            return await handler(ctx, body)
         code = _GROUP_DENIED
-        message = "Group authorization failed: " + denied_message(
-            ctx, DESCRIBE, f"group {key!r}"
-        )
-    return {
-        "throttle_time_ms": 0,
-        "error_code": code,
-        "error_message": message,
-        "node_id": -1,
-        "host": "",
-        "port": -1,
-    }
+        message = "Group authorization failed: " + denied_message(ctx, DESCRIBE, f"group {key!r}")
+    return {"error_code": code, "error_message": message, "node_id": -1, "host": "", "port": -1}
 
 
 async def group_member(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:

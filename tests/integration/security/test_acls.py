@@ -29,6 +29,8 @@ from confluent_kafka.admin import (
 )
 
 from harness.broker_process import BrokerProcess, free_port
+from log_engine.client import SyncConsumer
+from log_engine.errors import KafkaError as LogEngineKafkaError
 
 KCAT = shutil.which("kcat") or "kcat"
 PLAIN_JAAS = (
@@ -360,3 +362,31 @@ def test_idempotent_producer_needs_idempotent_write_or_write_on_a_topic(
     create_acls(broker, topic_acl("dave", topic, AclOperation.WRITE))
     # KIP-679: WRITE on a topic will do
     assert produce_error(broker, "dave", topic, {"enable.idempotence": "true"}) is None
+
+
+def _our_group_poll(broker: BrokerProcess, user: str, topic: str, group: str) -> list[bytes]:
+    """Sluice's consumer (FindCoordinator v4, batched keys) in ``group`` on ``topic``."""
+    consumer = SyncConsumer(
+        {**conf(broker, user), "group.id": group, "auto.offset.reset": "earliest"}
+    )
+    try:
+        consumer.subscribe([topic])
+        for _ in range(60):
+            if records := consumer.poll(0.5):
+                return [r.value for r in records]
+        return []
+    finally:
+        consumer.close()
+
+
+def test_our_group_consumer_needs_group_read_and_topic_describe(broker: BrokerProcess) -> None:
+    topic = new_topic(broker)
+    group = f"g-{topic}"
+    assert produce_error(broker, "admin", topic) is None
+    with pytest.raises(LogEngineKafkaError, match="Group authorization failed"):
+        _our_group_poll(broker, "alice", topic, group)  # no ACL at all
+    create_acls(broker, topic_acl("alice", group, AclOperation.READ, resource=ResourceType.GROUP))
+    with pytest.raises(LogEngineKafkaError, match=r"Not authorized to access topics: \[acl-"):
+        _our_group_poll(broker, "alice", topic, group)  # the group, but not the topic
+    create_acls(broker, topic_acl("alice", topic, AclOperation.READ))
+    assert _our_group_poll(broker, "alice", topic, group)[:1] == [b"v"]
