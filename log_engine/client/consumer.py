@@ -81,6 +81,7 @@ class Consumer:
         self._auto_commit_task: asyncio.Task[None] | None = None
         self._started = False
         self._closed = False
+        self._closing = asyncio.Event()  # set by close(): ends a waiting poll
         self._isolation = 1 if self.config.read_committed else 0
 
     async def __aenter__(self) -> Consumer:
@@ -191,7 +192,7 @@ class Consumer:
             )
 
     async def _wait_for_data(self, timeout_s: float) -> None:
-        events = [self._fetcher.data_ready]
+        events = [self._fetcher.data_ready, self._closing]
         if self._member is not None and self._subs.subscribed:
             events.append(self._member.rejoin_needed)
         waiters = [asyncio.ensure_future(event.wait()) for event in events]
@@ -465,6 +466,7 @@ class Consumer:
         """Commit (with auto commit), leave the group and close connections."""
         if self._closed:
             return
+        self._closing.set()  # a poll waiting for data ends (ClientClosedError)
         try:
             if self._started and self._member is not None:
                 if self._subs.subscribed or self._member.generation >= 0:
