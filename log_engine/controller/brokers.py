@@ -4,18 +4,19 @@ Kafka's ClusterControlManager / BrokerHeartbeatManager, decided on the active
 controller's speculative image (the controller checks that it is active and
 keeps the records it is given back as pending):
 
-- registration: DUPLICATE_BROKER_REGISTRATION while another incarnation of the
-  id still has a live session; otherwise a RegisterBrokerRecord with a new
-  broker epoch, fenced, and the broker is taken out of ISRs and leaderships;
+- registration: INCONSISTENT_CLUSTER_ID for another cluster's broker;
+  DUPLICATE_BROKER_REGISTRATION while another incarnation of the id still has
+  a live session; otherwise a RegisterBrokerRecord with a new broker epoch,
+  fenced, and the broker is taken out of ISRs and leaderships;
 - heartbeat: STALE_BROKER_EPOCH for an unknown epoch; a fenced broker whose
   ``current_metadata_offset`` reached its registration record is unfenced
   (and leads partitions that had no leader); ``want_fence`` fences;
   ``want_shut_down`` starts a controlled shutdown (leaderships and ISR seats
   move away), then answers ``should_shut_down`` once the broker has seen that
   and leads nothing, fencing it;
-- ``tick``: an unfenced broker without a heartbeat for
-  ``broker.session.timeout.ms`` is fenced; its partitions elect new leaders
-  (``elections.py``). Sooner after lost-connection evidence
+- the controller's ``tick`` (:meth:`BrokerLifecycle.fence_expired`): an
+  unfenced broker without a heartbeat for ``broker.session.timeout.ms`` is
+  fenced; its partitions elect new leaders (``elections.py``). Sooner after lost-connection evidence
   (:meth:`BrokerLifecycle.connection_lost`, rule in ``sessions.py``);
 - unregistration: the broker is fenced if it was not, then forgotten.
 """
@@ -66,12 +67,17 @@ class BrokerLifecycle:
 
     def __init__(self, config: ControllerConfig) -> None:
         self.config = config
-        self.sessions = BrokerSessions(
+        self._sessions = BrokerSessions(
             config.broker_session_timeout_ms, config.broker_heartbeat_interval_ms
         )
         self._last_broker_epoch = 0
         self._registration_offset: dict[int, int] = {}
         self._shutdown_offset: dict[int, int] = {}
+
+    def forget_sessions(self) -> None:
+        """This controller stopped leading: its next activation gives every broker a full
+        session."""
+        self._sessions.clear()
 
     # ---- what committed --------------------------------------------------------------------------
 
@@ -121,7 +127,7 @@ class BrokerLifecycle:
         if (
             existing is not None
             and existing.incarnation_id != request.incarnation_id
-            and self.sessions.within_session_timeout(request.broker_id, now_ms)
+            and self._sessions.within_session_timeout(request.broker_id, now_ms)
         ):
             message = (
                 f"broker id {request.broker_id} is registered by another live process "
@@ -143,7 +149,7 @@ class BrokerLifecycle:
         after = image.apply(register)
         records: list[MetadataRecord] = [register]
         records.extend(remove_broker(after, request.broker_id, self._unclean(image)))
-        self.sessions.heard(request.broker_id, now_ms)
+        self._sessions.heard(request.broker_id, now_ms)
         return ControllerResult(tuple(records), RegistrationReply(NONE, epoch))
 
     def heartbeat(
@@ -154,7 +160,7 @@ class BrokerLifecycle:
         registration = current_registration(image, broker_id, request.broker_epoch)
         if registration is None:
             return ControllerResult((), HeartbeatReply(STALE_BROKER_EPOCH))
-        self.sessions.heard(broker_id, now_ms)
+        self._sessions.heard(broker_id, now_ms)
         registered_at = self._registration_offset.get(broker_id)
         caught_up = registered_at is not None and request.current_metadata_offset >= registered_at
         unclean = self._unclean(image)
@@ -188,9 +194,9 @@ class BrokerLifecycle:
         that is not a registered broker."""
         if broker_id in image.registrations:
             if refused:
-                self.sessions.node_refused(broker_id, now_ms)
+                self._sessions.node_refused(broker_id, now_ms)
             else:
-                self.sessions.connection_lost(broker_id, now_ms)
+                self._sessions.connection_lost(broker_id, now_ms)
 
     def unregister(self, image: MetadataImage, broker_id: int) -> ControllerResult[int]:
         """UnregisterBroker (API 64): forget a broker (its partitions elect other leaders)."""
@@ -201,7 +207,7 @@ class BrokerLifecycle:
         if not registration.fenced:
             records = self._fence(image, broker_id)
         records.append(UnregisterBrokerRecord(broker_id, registration.broker_epoch))
-        self.sessions.forget(broker_id)
+        self._sessions.forget(broker_id)
         return ControllerResult(tuple(records), NONE)
 
     def fence_expired(self, image: MetadataImage, now_ms: int) -> list[MetadataRecord]:
@@ -210,7 +216,7 @@ class BrokerLifecycle:
         for broker_id in sorted(image.registrations):
             if image.registrations[broker_id].fenced:
                 continue
-            if not self.sessions.live(broker_id, now_ms):
+            if not self._sessions.live(broker_id, now_ms):
                 fenced = self._fence(image, broker_id)
                 image = image.apply_all(fenced)
                 records.extend(fenced)
@@ -219,7 +225,7 @@ class BrokerLifecycle:
     def session_ends_ms(self, image: MetadataImage, now_ms: int) -> list[int]:
         """When the session of each unfenced broker ends."""
         registrations = image.registrations
-        return [self.sessions.end_ms(b, now_ms) for b, r in registrations.items() if not r.fenced]
+        return [self._sessions.end_ms(b, now_ms) for b, r in registrations.items() if not r.fenced]
 
     # ---- helpers ---------------------------------------------------------------------------------
 

@@ -169,7 +169,7 @@ class QuorumController:
         self._noop_sent = False
         self._pending.clear()
         self._image = self._committed
-        self._brokers.sessions.clear()
+        self._brokers.forget_sessions()
         self._rebalance.clear()
 
     def _emit(self, result: ControllerResult[T]) -> ControllerResult[T]:
