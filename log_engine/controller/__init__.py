@@ -2,14 +2,22 @@
 
 Modules, one concept each:
 
-- ``config``: ``ControllerConfig`` with Kafka's keys
+- ``config``: ``ControllerConfig`` with Kafka's keys (and a topic's overrides of them)
 - ``results``: the requests and replies of each call, and ``ControllerResult``
-- ``controller``: ``QuorumController``: activation, pending records, brokers, topics,
-  AlterPartition, producer ids
+- ``controller``: ``QuorumController``: activation and the speculative image (pending
+  records); it hands each request to the module of its concept
+- ``brokers``: registration, heartbeats, fencing and unregistration of brokers
+- ``sessions``: when a broker's session ends (timeout, lost-connection evidence)
 - ``elections``: leader election and ISR removal as PartitionChangeRecords
-- ``alter_partition``: AlterPartition's validation rules
+- ``rebalance``: when the preferred leaders are checked
+- ``topic_admin``: the requests answered topic by topic (create, grow, configure, delete)
 - ``topics``: topic creation and deletion as records
+- ``partitions``: CreatePartitions as records
+- ``topic_configs``: IncrementalAlterConfigs of topics as records
 - ``placement``: round-robin replica placement
+- ``alter_partition``: AlterPartition: its validation rules and ISR changes
+- ``producer_ids``: AllocateProducerIds blocks
+- ``acls``, ``scram``: ACL bindings and SCRAM credentials as records
 - ``wire``: the wire bodies of BrokerRegistration, BrokerHeartbeat, AlterPartition
   and AllocateProducerIds to and from the controller's calls
 """

@@ -1,6 +1,9 @@
-"""AlterPartition (API 56) validation, in Kafka's order (ReplicationControlManager).
+"""AlterPartition (API 56): a leader's ISR changes, checked in Kafka's order
+(ReplicationControlManager).
 
-For one partition of a leader's request, the first rule that fails gives the error:
+A sender whose broker epoch is not its current one gets STALE_BROKER_EPOCH for the
+whole request. For one partition of the request, the first rule that fails gives
+the error:
 
 1. unknown topic id: UNKNOWN_TOPIC_ID (v2+; UNKNOWN_TOPIC_OR_PARTITION before),
    unknown partition: UNKNOWN_TOPIC_OR_PARTITION;
@@ -15,14 +18,59 @@ For one partition of a leader's request, the first rule that fails gives the err
    (v3) of another broker epoch than the leader saw: INELIGIBLE_REPLICA (v2+;
    OPERATION_NOT_ATTEMPTED before).
 
-An ISR smaller than ``min.insync.replicas`` is allowed (reported in the outcome).
+A valid change to another ISR becomes a ``PartitionChangeRecord``, and the next
+partition of the request is checked on the image it left. An ISR smaller than
+``min.insync.replicas`` is allowed (reported in the outcome).
 """
 
 from __future__ import annotations
 
-from log_engine.controller.results import IsrChange
+from collections.abc import Iterable
+
+from log_engine.controller.brokers import current_registration
+from log_engine.controller.config import ControllerConfig
+from log_engine.controller.results import (
+    AlterPartitionReply,
+    ControllerResult,
+    IsrChange,
+    PartitionOutcome,
+)
 from log_engine.errors import ErrorCode
 from log_engine.metadata.image import MetadataImage
+from log_engine.metadata.records import MetadataRecord, PartitionChangeRecord
+
+NONE = int(ErrorCode.NONE)
+
+
+def alter_partition_result(
+    image: MetadataImage,
+    config: ControllerConfig,
+    broker_id: int,
+    broker_epoch: int,
+    changes: Iterable[IsrChange],
+    api_version: int,
+) -> ControllerResult[AlterPartitionReply]:
+    """The records and reply for ``broker_id``'s AlterPartition request on ``image``."""
+    if current_registration(image, broker_id, broker_epoch) is None:
+        return ControllerResult((), AlterPartitionReply(int(ErrorCode.STALE_BROKER_EPOCH)))
+    records: list[MetadataRecord] = []
+    outcomes: list[PartitionOutcome] = []
+    for change in changes:
+        error = validate_isr_change(image, broker_id, change, api_version)
+        if error != NONE:
+            outcomes.append(PartitionOutcome(change.topic_id, change.partition, error))
+            continue
+        topic = image.topic_by_id(change.topic_id)
+        assert topic is not None  # validated
+        state = topic.partitions[change.partition]
+        if change.new_isr != state.isr:
+            record = PartitionChangeRecord(change.topic_id, change.partition, isr=change.new_isr)
+            image = image.apply(record)
+            records.append(record)
+            state = image.topics[topic.name].partitions[change.partition]
+        under = len(state.isr) < config.topic_min_insync_replicas(image, topic.name)
+        outcomes.append(PartitionOutcome(change.topic_id, change.partition, NONE, state, under))
+    return ControllerResult(tuple(records), AlterPartitionReply(NONE, tuple(outcomes)))
 
 
 def validate_isr_change(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from log_engine.metadata.image import MetadataImage
+
 
 class ControllerConfig(BaseModel):
     """What the controller's decisions depend on; durations in milliseconds.
@@ -76,3 +78,14 @@ class ControllerConfig(BaseModel):
     producer_id_block_size: int = Field(
         1000, gt=0, description="Producer ids per AllocateProducerIds block (Kafka's 1000)."
     )
+
+    def topic_min_insync_replicas(self, image: MetadataImage, topic: str) -> int:
+        """``min.insync.replicas`` of ``topic`` in ``image``: its own, else the default."""
+        value = image.topic_configs(topic).get("min.insync.replicas")
+        return self.min_insync_replicas if value is None else int(value)
+
+    def topic_unclean_leader_election_enable(self, image: MetadataImage, topic: str) -> bool:
+        """``unclean.leader.election.enable`` of ``topic`` in ``image``: its own, else the
+        default."""
+        value = image.topic_configs(topic).get("unclean.leader.election.enable")
+        return self.unclean_leader_election_enable if value is None else value == "true"
