@@ -26,6 +26,7 @@ _RULE = re.compile(
     r"|RULE:(?P<pattern>(?:\\.|[^\\/])*)/(?P<replacement>(?:\\.|[^\\/])*)/(?P<case>[LU]?))"
     r"\s*(?:[,\n]|$)"
 )
+_EMPTY = re.compile(r"\s*[,\n]")
 _BACKREF = re.compile(r"\$(\d+)|\\(.)", re.DOTALL)
 
 
@@ -92,6 +93,10 @@ def _parse(text: str) -> list[_Rule]:
     rules: list[_Rule] = []
     position = 0
     while position < len(text):
+        empty = _EMPTY.match(text, position)  # an empty entry (``a,,b``) is skipped, as Kafka does
+        if empty is not None:
+            position = empty.end()
+            continue
         match = _RULE.match(text, position)
         if match is None or match.end() == position:
             rest = text[position:].strip()

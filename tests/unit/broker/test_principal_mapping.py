@@ -22,6 +22,8 @@ SERVICE_USERS = "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/, DEFAULT"
         ("RULE:^CN=([^,]*),O=A$/a-$1/,\nRULE:^CN=([^,]*),O=B$/b-$1/", "CN=x,O=B", "b-x"),
         # an escaped slash in the pattern, a literal \$ in the replacement
         ("RULE:^CN=(.*)\\/admin$/\\$$1/", "CN=ops/admin", "$ops"),
+        # empty entries and a trailing comma are ignored
+        ("RULE:^CN=b$/bee/,, ,DEFAULT,", "CN=a", "CN=a"),
         # $12 with one group: group 1 then a literal 2 (Kafka's reading)
         ("RULE:^CN=(.*)$/$12/", "CN=x", "x2"),
     ],
