@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 # System packages the test suite talks to for real (Debian names).
-SYSTEM_PACKAGES := kcat postgresql postgresql-15-wal2json mosquitto libpostgresql-jdbc-java chromium firefox-esr curl
+SYSTEM_PACKAGES := kcat postgresql postgresql-15-wal2json mosquitto libpostgresql-jdbc-java openjdk-17-jre-headless chromium firefox-esr curl
 
 .PHONY: run test lint bench system-deps test-brokers clean
 

@@ -28,13 +28,14 @@ from urllib.parse import urlsplit
 from pydantic import Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from connect_worker.connector_config import CommaList, cross_field_error, raise_config_error
-from connectors.api import PluginConfig
+from connectors.api import ConfigError, PluginConfig
+from log_engine.client import ClientConfig
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
 SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
 #: ``ssl.*`` keys only a server reads (the REST listener's fallback, Connect's rule);
 #: Kafka's clients ignore them, so they are not passed to the worker's clients.
-SERVER_ONLY_SSL_KEYS = frozenset({"ssl.client.auth"})
+SERVER_ONLY_SSL_KEYS = frozenset({"ssl.client.auth", "ssl.principal.mapping.rules"})
 BASIC_AUTH_EXTENSION = (
     "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 )
@@ -249,7 +250,23 @@ class WorkerConfig(PluginConfig):
         except ValidationError as exc:
             raise_config_error(exc, cls)
         config._props = dict(props)
+        config._check_client_stores()
         return config
+
+    def _check_client_stores(self) -> None:
+        """Open the TLS key and trust stores of the worker's clients (worker-level keys,
+        then ``producer.``/``consumer.``/``admin.``): a bad store stops the start."""
+        for prefix in ("", "producer.", "consumer.", "admin."):
+            keys = {**self.client_security_props(), **_security_only(self.converter_props(prefix))}
+            if keys.get("security.protocol", "PLAINTEXT").upper() not in ("SSL", "SASL_SSL"):
+                continue
+            try:
+                ClientConfig.from_mapping({"bootstrap.servers": "localhost:9092", **keys})
+            except ValidationError as exc:
+                raise_config_error(exc, ClientConfig)
+            except ValueError as exc:
+                where = f"the worker's {prefix[:-1]} clients" if prefix else "the worker's clients"
+                raise ConfigError(f"{where}: {exc}") from None
 
     @property
     def props(self) -> dict[str, str]:
@@ -307,3 +324,11 @@ class WorkerConfig(PluginConfig):
         """Whether standalone mode runs its own broker (no bootstrap.servers)."""
         return self.bootstrap_servers is None
 
+
+def _security_only(props: Mapping[str, str]) -> dict[str, str]:
+    return {
+        k: v
+        for k, v in props.items()
+        if (k == "security.protocol" or k.startswith(("ssl.", "sasl.")))
+        and k not in SERVER_ONLY_SSL_KEYS
+    }

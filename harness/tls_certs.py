@@ -99,3 +99,51 @@ class TestCA:
         paths.key.write_bytes(key_pem)
         paths.pem.write_bytes(key_pem + cert_pem)
         return paths
+
+
+def pkcs12_keystore(issued: Issued, ca: TestCA, path: Path, password: str) -> Path:
+    """``issued``'s key and certificate (plus the CA) as a PKCS12 key store, the way
+    ``openssl pkcs12 -export`` writes one."""
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    key = serialization.load_pem_private_key(issued.key.read_bytes(), None)
+    cert = x509.load_pem_x509_certificate(issued.cert.read_bytes())
+    ca_cert = x509.load_pem_x509_certificate(ca.cert.read_bytes())
+    path.write_bytes(
+        pkcs12.serialize_key_and_certificates(
+            b"sluice",
+            key,  # type: ignore[arg-type]
+            cert,
+            [ca_cert],
+            serialization.BestAvailableEncryption(password.encode()),
+        )
+    )
+    return path
+
+
+def keytool(*args: str) -> None:
+    """Run the JDK's keytool (Java's own store code writes the JKS/PKCS12 files)."""
+    import subprocess
+
+    subprocess.run(["keytool", *args, "-noprompt"], check=True, capture_output=True)
+
+
+def jks_keystore(
+    p12: Path, p12_password: str, path: Path, password: str, key_password: str | None = None
+) -> Path:
+    """A JKS key store converted by keytool from a PKCS12 one."""
+    keytool(
+        "-importkeystore", "-srckeystore", str(p12), "-srcstoretype", "PKCS12",
+        "-srcstorepass", p12_password, "-destkeystore", str(path), "-deststoretype", "JKS",
+        "-deststorepass", password, "-destkeypass", key_password or password,
+    )
+    return path
+
+
+def truststore(ca: TestCA, path: Path, password: str, store_type: str) -> Path:
+    """A trust store (``PKCS12`` or ``JKS``) holding the CA, made by keytool -importcert."""
+    keytool(
+        "-importcert", "-alias", "ca", "-file", str(ca.cert), "-keystore", str(path),
+        "-storetype", store_type, "-storepass", password,
+    )
+    return path

@@ -2,13 +2,14 @@
 
 Kafka Connect's keys: each ``ssl.*`` key is read as ``listeners.https.ssl.*``
 first and then as the worker's bare ``ssl.*`` key (the same keys the worker's
-Kafka clients use, as in Connect). PEM stores only (``ssl.keystore.type=PEM``,
-``ssl.truststore.type=PEM``), as on the broker (docs/security.md):
+Kafka clients use, as in Connect). Stores are loaded as on the broker
+(:mod:`log_engine.client.tls_stores`, docs/security.md):
 
-- ``ssl.keystore.location``: a PEM file with the private key and the
-  certificate chain; or ``ssl.keystore.certificate.chain`` + ``ssl.keystore.key``
-  as PEM text; ``ssl.key.password`` for an encrypted key;
-- ``ssl.truststore.location`` / ``ssl.truststore.certificates``: the CAs that
+- ``ssl.keystore.type`` (PEM, PKCS12, JKS), ``ssl.keystore.location``,
+  ``ssl.keystore.password``, ``ssl.key.password``; or
+  ``ssl.keystore.certificate.chain`` + ``ssl.keystore.key`` as PEM text;
+- ``ssl.truststore.type``, ``ssl.truststore.location`` (+
+  ``ssl.truststore.password``) / ``ssl.truststore.certificates``: the CAs that
   client certificates must chain to, and that a worker trusts when it forwards
   a request to another worker over HTTPS (unset: the system's CAs);
 - ``ssl.client.auth``: ``none`` (default), ``requested``, ``required``;
@@ -22,11 +23,11 @@ key, never a key's or password's value.
 
 from __future__ import annotations
 
-import os
 import ssl
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from log_engine.client.tls_stores import StoreError, StoreKeys, load_keystore, load_truststore
 
 HTTPS_PREFIX = "listeners.https."
 _CLIENT_AUTH = {
@@ -66,20 +67,16 @@ class RestTlsSettings:
         return value
 
     def has_keystore(self) -> bool:
-        return bool(
-            self.get("ssl.keystore.location")
-            or (self.get("ssl.keystore.certificate.chain") and self.get("ssl.keystore.key"))
-        )
+        return self._keys().has_keystore()
 
     def server_context(self) -> ssl.SSLContext:
         """The HTTPS listener's context; :class:`RestTlsError` names a bad key."""
-        self._check_store_types()
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         if not self.has_keystore():
             raise RestTlsError(
-                "an https:// listener needs listeners.https.ssl.keystore.location (a PEM file "
-                "with the key and the certificate chain) or ssl.keystore.certificate.chain "
+                "an https:// listener needs listeners.https.ssl.keystore.location (a PEM, "
+                "PKCS12 or JKS key store) or ssl.keystore.certificate.chain "
                 "and ssl.keystore.key (the listeners.https. prefix is optional)"
             )
         self._load_keystore(context)
@@ -95,7 +92,6 @@ class RestTlsSettings:
 
     def client_context(self) -> ssl.SSLContext:
         """The context a worker uses to reach other workers' HTTPS listeners."""
-        self._check_store_types()
         context = ssl.create_default_context()
         context.minimum_version = ssl.TLSVersion.TLSv1_2
         self._load_truststore(context)  # the configured CAs, besides the system's
@@ -106,55 +102,17 @@ class RestTlsSettings:
             self._load_keystore(context)  # our certificate, for ssl.client.auth=required
         return context
 
-    def _check_store_types(self) -> None:
-        for key in ("ssl.keystore.type", "ssl.truststore.type"):
-            kind = (self.get(key) or "PEM").upper()
-            if kind != "PEM":
-                raise RestTlsError(
-                    f"{self.name(key)}={kind}: only PEM stores are supported "
-                    "(convert with openssl pkcs12 -nodes, see docs/security.md)"
-                )
+    def _keys(self) -> StoreKeys:
+        return StoreKeys(self.get, self.name)
 
     def _load_keystore(self, context: ssl.SSLContext) -> None:
-        password = self.get("ssl.key.password")
-        location = self.get("ssl.keystore.location")
         try:
-            if location:
-                context.load_cert_chain(location, location, password)
-            else:
-                chain = self.get("ssl.keystore.certificate.chain") or ""
-                key = self.get("ssl.keystore.key") or ""
-                _load_pem_text(context, chain, key, password)
-        except (ssl.SSLError, OSError) as exc:
-            which = self.name("ssl.keystore.location" if location else "ssl.keystore.key")
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            raise RestTlsError(f"cannot load the key store ({which}): {reason}") from None
+            load_keystore(context, self._keys())
+        except StoreError as exc:
+            raise RestTlsError(str(exc)) from None
 
     def _load_truststore(self, context: ssl.SSLContext) -> bool:
-        location = self.get("ssl.truststore.location")
-        text = self.get("ssl.truststore.certificates")
         try:
-            if location:
-                context.load_verify_locations(cafile=location)
-            elif text:
-                context.load_verify_locations(cadata=text)
-            else:
-                return False
-        except (ssl.SSLError, OSError) as exc:
-            which = self.name(
-                "ssl.truststore.location" if location else "ssl.truststore.certificates"
-            )
-            raise RestTlsError(f"cannot load the trust store ({which}): {exc}") from None
-        return True
-
-
-def _load_pem_text(context: ssl.SSLContext, chain: str, key: str, password: str | None) -> None:
-    """``load_cert_chain`` reads files only: the PEM text goes through a private temp file."""
-    fd, path = tempfile.mkstemp(suffix=".pem")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(key.strip() + "\n" + chain.strip() + "\n")
-        context.load_cert_chain(path, path, password)
-    finally:
-        os.unlink(path)
+            return load_truststore(context, self._keys())
+        except StoreError as exc:
+            raise RestTlsError(str(exc)) from None

@@ -89,12 +89,13 @@ def describe_errors(exc: ValidationError, model: type[BaseModel]) -> list[str]:
 #: How a secret's value is shown in messages and configs leaving the worker.
 HIDDEN = "[hidden]"
 #: Keys whose values are secrets whatever the plugin declares: the names say so, or
-#: Kafka types them PASSWORD (``ssl.keystore.key`` and the PEM stores' text,
-#: ``basic.auth.user.info`` of the schema registry clients), under any prefix.
+#: Kafka types them PASSWORD (``ssl.keystore.key`` and the PEM stores' text, with
+#: librdkafka's names ``ssl.key.pem``/``ssl.certificate.pem``, ``basic.auth.user.info``
+#: of the schema registry clients), under any prefix.
 SECRET_KEY = re.compile(
     r"password|passwd|secret|credential|jaas\.config|api[._-]?key|private[._-]?key"
     r"|(^|[._-])token($|[._-])|keystore\.key$|keystore\.certificate\.chain$"
-    r"|truststore\.certificates$|user\.info$",
+    r"|truststore\.certificates$|user\.info$|ssl\.key\.pem$|ssl\.certificate\.pem$",
     re.IGNORECASE,
 )
 #: The password of a URL's ``user:password@`` part (group 2), in any text.

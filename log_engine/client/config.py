@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from log_engine.jaas import JaasConfigError, parse_jaas
 
 _INT32_MAX = 2**31 - 1
+StoreType = Literal["PEM", "PKCS12", "JKS"]
 
 
 class ClientConfig(BaseModel):
@@ -50,24 +51,56 @@ class ClientConfig(BaseModel):
     ssl_ca_location: str | None = Field(
         None,
         alias="ssl.ca.location",
-        description="PEM file of the CAs that sign the brokers' certificates (Java name: "
-        "ssl.truststore.location with ssl.truststore.type=PEM); unset: the system CAs",
+        description="The CAs that sign the brokers' certificates (Java name: "
+        "ssl.truststore.location): a PEM file, or a PKCS12/JKS trust store "
+        "(ssl.truststore.type); unset: the system CAs",
     )
     ssl_ca_pem: str | None = Field(
         None,
         alias="ssl.ca.pem",
         description="The CA certificates as PEM text (Java name: ssl.truststore.certificates)",
     )
+    ssl_truststore_type: StoreType | None = Field(
+        None,
+        alias="ssl.truststore.type",
+        description="PEM, PKCS12 or JKS; unset: the format of the file",
+    )
+    ssl_truststore_password: SecretStr | None = Field(
+        None, alias="ssl.truststore.password", description="Password of a PKCS12/JKS trust store"
+    )
     ssl_certificate_location: str | None = Field(
         None,
         alias="ssl.certificate.location",
-        description="PEM file of the client certificate chain, for mutual TLS (Java name: "
-        "ssl.keystore.location, a PEM with key and chain)",
+        description="PEM file of the client certificate chain, for mutual TLS "
+        "(with ssl.key.location, or a PEM holding key and chain)",
     )
     ssl_key_location: str | None = Field(
         None,
         alias="ssl.key.location",
         description="PEM file of the client key; unset: read from ssl.certificate.location",
+    )
+    ssl_keystore_location: str | None = Field(
+        None,
+        alias="ssl.keystore.location",
+        description="Key store with the client key and certificate chain, for mutual TLS: "
+        "PEM, PKCS12 or JKS (ssl.keystore.type; unset: the format of the file)",
+    )
+    ssl_keystore_type: StoreType | None = Field(
+        None, alias="ssl.keystore.type", description="PEM, PKCS12 or JKS"
+    )
+    ssl_keystore_password: SecretStr | None = Field(
+        None, alias="ssl.keystore.password", description="Password of a PKCS12/JKS key store"
+    )
+    ssl_certificate_pem: str | None = Field(
+        None,
+        alias="ssl.certificate.pem",
+        description="The client certificate chain as PEM text (Java name: "
+        "ssl.keystore.certificate.chain), with ssl.key.pem",
+    )
+    ssl_key_pem: SecretStr | None = Field(
+        None,
+        alias="ssl.key.pem",
+        description="The client key as PEM text (Java name: ssl.keystore.key)",
     )
     ssl_key_password: SecretStr | None = Field(
         None, alias="ssl.key.password", description="Password of an encrypted client key"
@@ -139,10 +172,15 @@ class ClientConfig(BaseModel):
         description="Largest response frame accepted; a larger size prefix closes the connection",
     )
 
+    @field_validator("ssl_keystore_type", "ssl_truststore_type", mode="before")
+    @classmethod
+    def _upper_store_type(cls, value: Any) -> Any:
+        return value.strip().upper() or None if isinstance(value, str) else value
+
     @model_validator(mode="before")
     @classmethod
     def _java_security_names(cls, values: Any) -> Any:
-        """Accept the Java client's names for the TLS settings (PEM stores only)."""
+        """Accept the Java client's names for the TLS settings."""
         if isinstance(values, Mapping):
             return java_security_names(values)
         return values
@@ -189,10 +227,18 @@ class ClientConfig(BaseModel):
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Self:
-        """Validate a mapping of Kafka names (or Python names) plus keyword overrides."""
+        """Validate a mapping of Kafka names (or Python names) plus keyword overrides;
+        on SSL/SASL_SSL the key and trust stores are opened too (``StoreError``)."""
         merged = dict(values or {})
         merged.update(kwargs)
-        return cls.model_validate(merged)
+        config = cls.model_validate(merged)
+        if config.security_protocol in ("SSL", "SASL_SSL"):
+            # open the stores now: a wrong password or file is refused with the config
+            # (a StoreError naming the key and file), not at the first connection
+            from log_engine.client.tls import client_context
+
+            client_context(config)
+        return config
 
     def addresses(self) -> list[tuple[str, int]]:
         """The bootstrap servers as ``(host, port)`` pairs."""
@@ -469,20 +515,15 @@ _ASSIGNOR_ALIASES = {
 _JAVA_SYNONYMS = {
     "ssl.truststore.location": "ssl.ca.location",
     "ssl.truststore.certificates": "ssl.ca.pem",
-    "ssl.keystore.location": "ssl.certificate.location",
+    "ssl.keystore.certificate.chain": "ssl.certificate.pem",
+    "ssl.keystore.key": "ssl.key.pem",
 }
-_PEM_ONLY = ("ssl.truststore.type", "ssl.keystore.type")
 
 
 def java_security_names(values: Mapping[str, Any]) -> dict[str, Any]:
     """Rename the Java client's TLS keys to librdkafka's (both documented in
     docs/security.md); a key given under both names with different values is refused."""
     out = dict(values)
-    for key in _PEM_ONLY:
-        if key in out:
-            kind = str(out.pop(key)).upper()
-            if kind != "PEM":
-                raise ValueError(f"{key}={kind}: only PEM is supported")
     for java, native in _JAVA_SYNONYMS.items():
         if java in out:
             value = out.pop(java)

@@ -14,6 +14,7 @@ from scramp import ScramClient, ScramException
 
 from log_engine.client import errors
 from log_engine.client.config import ClientConfig
+from log_engine.client.tls import client_context
 from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
 
@@ -51,23 +52,10 @@ def describe_security(config: ClientConfig) -> str:
 
 
 def ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
-    """The TLS context for SSL / SASL_SSL, else ``None``."""
+    """The TLS context for SSL / SASL_SSL (:mod:`log_engine.client.tls`), else ``None``."""
     if config.security_protocol not in ("SSL", "SASL_SSL"):
         return None
-    context = ssl.create_default_context(
-        cafile=config.ssl_ca_location, cadata=config.ssl_ca_pem
-    )
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
-    if config.ssl_endpoint_identification_algorithm != "https":
-        context.check_hostname = False
-    if config.ssl_certificate_location:
-        password = (
-            config.ssl_key_password.get_secret_value() if config.ssl_key_password else None
-        )
-        context.load_cert_chain(
-            config.ssl_certificate_location, config.ssl_key_location, password
-        )
-    return context
+    return client_context(config)
 
 
 async def authenticate(conn: BrokerConnection, config: ClientConfig) -> None:

@@ -6,7 +6,10 @@ Kafka does). A failed login is answered with SASL_AUTHENTICATION_FAILED (58)
 and Kafka's message after ``connection.failed.authentication.delay.ms``, then
 the connection closes; the log line names peer, user and mechanism, never the
 password. The principal is ``User:<name>`` after SASL, ``User:CN=...,O=...``
-from a verified client certificate on an SSL listener, else ``User:ANONYMOUS``.
+from a verified client certificate on an SSL listener (or the name
+``ssl.principal.mapping.rules`` maps the subject to), else ``User:ANONYMOUS``.
+A certificate subject no mapping rule applies to closes the connection at its
+first request, as Kafka fails such an authentication.
 """
 
 from __future__ import annotations
@@ -69,10 +72,20 @@ class ConnectionAuth:
     def __init__(self, security: ListenerSecurity, tls_principal: str | None) -> None:
         self._security = security
         self._sasl = SaslSession(security) if security.sasl else None
+        self._unmapped: str | None = None  # a certificate subject no rule applies to
+        if tls_principal is not None and self._sasl is None:
+            subject = tls_principal.removeprefix("User:")
+            name = security.principal_mapper.name(subject)
+            if name is None:
+                self._unmapped, tls_principal = subject, None
+            else:
+                tls_principal = "User:" + name
         self._tls_principal = tls_principal
 
     @property
     def done(self) -> bool:
+        if self._unmapped is not None:
+            return False
         return self._sasl is None or self._sasl.authenticated
 
     @property
@@ -90,6 +103,15 @@ class ConnectionAuth:
     ) -> tuple[dict[str, Any], bool] | None:
         """Answer a request before authentication: ``(response, close_after)``, or
         ``None`` for ApiVersions (served as usual)."""
+        if self._unmapped is not None:
+            log.info(
+                "refused TLS client %s: no rule of ssl.principal.mapping.rules (%s) applies "
+                "to its certificate subject %s",
+                peer,
+                self._security.principal_mapper.text,
+                self._unmapped,
+            )
+            raise UnauthenticatedRequest(f"no principal mapping rule applies to {self._unmapped}")
         assert self._sasl is not None
         api = header.api_key
         if api == ApiKey.API_VERSIONS:

@@ -11,9 +11,8 @@ security protocol and Kafka's broker keys for the broker's own credentials:
   ``listener.name.<listener>.<mechanism>.sasl.jaas.config`` (the same entry
   whose ``user_<name>`` options list PLAIN's users), else
   ``listener.name.<listener>.sasl.jaas.config``, else ``sasl.jaas.config``.
-- TLS: the CAs to trust from ``ssl.truststore.location`` /
-  ``ssl.truststore.certificates``, the broker's own key store
-  (``ssl.keystore.location``) as client certificate when the other side asks
+- TLS: the CAs to trust from ``ssl.truststore.*``, the broker's own key
+  store (``ssl.keystore.*``, any type) as client certificate when the other side asks
   for one, ``ssl.endpoint.identification.algorithm`` (default ``https``: the
   certificate must name the host), each with Kafka's
   ``listener.name.<listener>.`` override first.
@@ -59,10 +58,19 @@ def client_settings(
             out["ssl.ca.location"] = location
         elif text := get("ssl.truststore.certificates"):
             out["ssl.ca.pem"] = text
-        if keystore := get("ssl.keystore.location"):
-            out["ssl.certificate.location"] = keystore
-            if password := get("ssl.key.password"):
-                out["ssl.key.password"] = password
+        if get("ssl.keystore.location"):
+            keystore_keys: tuple[str, ...] = ("ssl.keystore.location", "ssl.keystore.password")
+        else:
+            keystore_keys = ("ssl.keystore.certificate.chain", "ssl.keystore.key")
+        for key in (
+            "ssl.truststore.type",
+            "ssl.truststore.password",
+            "ssl.keystore.type",
+            "ssl.key.password",
+            *keystore_keys,
+        ):
+            if value := get(key):
+                out[key] = value
     if protocol in SASL_PROTOCOLS:
         mechanism = _mechanism(get, mechanism_key)
         out["sasl.mechanism"] = mechanism

@@ -2,20 +2,20 @@
 
 Settings are Kafka's broker keys, each looked up first with the listener prefix
 ``listener.name.<listener name lower-case>.`` and then bare (Kafka's override
-rule). PEM key stores and trust stores only (``ssl.keystore.type=PEM``,
-``ssl.truststore.type=PEM``): Python's ``ssl`` reads no JKS/PKCS12 stores.
+rule). Key stores and trust stores may be PEM, PKCS12 or JKS
+(:mod:`log_engine.client.tls_stores`); ``ssl.principal.mapping.rules`` maps client
+certificate subjects to principals (:mod:`.principal_mapping`).
 """
 
 from __future__ import annotations
 
-import os
 import re
 import ssl
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from log_engine.broker.security.principal_mapping import PrincipalMapper, PrincipalRulesError
 from log_engine.broker.security.scram_store import (
     SCRAM_MECHANISMS,
     ScramCredential,
@@ -23,6 +23,7 @@ from log_engine.broker.security.scram_store import (
     ScramLookup,
     store_for,
 )
+from log_engine.client.tls_stores import StoreError, StoreKeys, load_keystore, load_truststore
 from log_engine.jaas import JaasConfigError, parse_jaas
 
 SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
@@ -57,6 +58,7 @@ class ListenerSecurity:
     plain_users: dict[str, str] = field(default_factory=dict)
     scram: ScramLookup | None = None
     failed_auth_delay_ms: int = 100
+    principal_mapper: PrincipalMapper = field(default_factory=lambda: PrincipalMapper(None))
 
     @property
     def sasl(self) -> bool:
@@ -81,6 +83,16 @@ class ListenerSecurity:
         security.failed_auth_delay_ms = int(delay)
         if protocol in TLS_PROTOCOLS:
             security.ssl_context, security.client_auth = _ssl_context(lookup)
+            try:
+                security.principal_mapper = PrincipalMapper(
+                    lookup.get("ssl.principal.mapping.rules")
+                )
+            except PrincipalRulesError as exc:
+                raise SecurityConfigError(
+                    str(exc).replace(
+                        "ssl.principal.mapping.rules", lookup.name("ssl.principal.mapping.rules"), 1
+                    )
+                ) from None
         if protocol in SASL_PROTOCOLS:
             security.mechanisms = _mechanisms(lookup)
             if "PLAIN" in security.mechanisms:
@@ -112,68 +124,32 @@ class _Lookup:
 
 
 def _ssl_context(lookup: _Lookup) -> tuple[ssl.SSLContext, str]:
-    for store_key in ("ssl.keystore.type", "ssl.truststore.type"):
-        kind = (lookup.get(store_key) or "PEM").upper()
-        if kind != "PEM":
-            raise SecurityConfigError(
-                f"{lookup.name(store_key)}={kind}: only PEM stores are supported "
-                "(convert with openssl pkcs12 -nodes, see docs/security.md)"
-            )
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2
-    password = lookup.get("ssl.key.password") or None
-    location = lookup.get("ssl.keystore.location")
-    chain = lookup.get("ssl.keystore.certificate.chain")
-    key = lookup.get("ssl.keystore.key")
+    keys = StoreKeys(lookup.get, lookup.name)
     try:
-        if location:
-            context.load_cert_chain(location, location, password)
-        elif chain and key:
-            _load_pem_text(context, chain, key, password)
-        else:
+        if not load_keystore(context, keys):
             raise SecurityConfigError(
                 f"listener {lookup.prefix.split('.')[2].upper()} uses TLS: set "
-                "ssl.keystore.location (a PEM file with the key and the certificate "
-                "chain) or ssl.keystore.certificate.chain and ssl.keystore.key"
+                "ssl.keystore.location (a PEM, PKCS12 or JKS key store) or "
+                "ssl.keystore.certificate.chain and ssl.keystore.key"
             )
-    except (ssl.SSLError, OSError) as exc:
-        which = lookup.name("ssl.keystore.location" if location else "ssl.keystore.key")
-        raise SecurityConfigError(f"cannot load the key store ({which}): {exc}") from None
-    client_auth = (lookup.get("ssl.client.auth") or "none").lower()
-    if client_auth not in _CLIENT_AUTH:
-        raise SecurityConfigError(
-            f"{lookup.name('ssl.client.auth')}={client_auth!r}: one of none, requested, required"
-        )
-    trust_location = lookup.get("ssl.truststore.location")
-    trust_text = lookup.get("ssl.truststore.certificates")
-    try:
-        if trust_location:
-            context.load_verify_locations(cafile=trust_location)
-        elif trust_text:
-            context.load_verify_locations(cadata=trust_text)
-    except (ssl.SSLError, OSError) as exc:
-        raise SecurityConfigError(f"cannot load the trust store: {exc}") from None
-    if client_auth != "none" and not (trust_location or trust_text):
+        client_auth = (lookup.get("ssl.client.auth") or "none").lower()
+        if client_auth not in _CLIENT_AUTH:
+            raise SecurityConfigError(
+                f"{lookup.name('ssl.client.auth')}={client_auth!r}: "
+                "one of none, requested, required"
+            )
+        trusted = load_truststore(context, keys)
+    except StoreError as exc:
+        raise SecurityConfigError(str(exc)) from None
+    if client_auth != "none" and not trusted:
         raise SecurityConfigError(
             f"ssl.client.auth={client_auth} needs ssl.truststore.location or "
             "ssl.truststore.certificates (the CAs client certificates must chain to)"
         )
     context.verify_mode = _CLIENT_AUTH[client_auth]
     return context, client_auth
-
-
-def _load_pem_text(
-    context: ssl.SSLContext, chain: str, key: str, password: str | None
-) -> None:
-    """``load_cert_chain`` reads files only: write the PEM text to a private temp file."""
-    fd, path = tempfile.mkstemp(suffix=".pem")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(key.strip() + "\n" + chain.strip() + "\n")
-        context.load_cert_chain(path, path, password)
-    finally:
-        os.unlink(path)
 
 
 def _mechanisms(lookup: _Lookup) -> tuple[str, ...]:

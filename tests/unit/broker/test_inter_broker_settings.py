@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from harness.tls_certs import TestCA, pkcs12_keystore
 from log_engine.broker.config import BrokerConfig, BrokerConfigError
 from log_engine.broker.security.inter_broker import CONTROLLER_MECHANISM, client_settings
 from log_engine.broker.security.listener_security import SecurityConfigError
@@ -41,7 +44,24 @@ def test_sasl_ssl_reads_the_listener_keys_first() -> None:
         "sasl.username": "broker",
         "sasl.password": "broker-secret",
     }
-    ClientConfig.from_mapping({**out, "bootstrap.servers": "h:1"})  # the client takes them
+    # the client takes them (model_validate: from_mapping would open the made-up files)
+    ClientConfig.model_validate({**out, "bootstrap.servers": "h:1"})
+
+
+def test_pkcs12_stores_reach_the_brokers_own_client(tmp_path: Path) -> None:
+    ca = TestCA(tmp_path)
+    p12 = pkcs12_keystore(ca.issue("broker-1"), ca, tmp_path / "b.p12", "store-secret")
+    settings = {
+        "listener.name.internal.ssl.keystore.type": "PKCS12",
+        "listener.name.internal.ssl.keystore.location": str(p12),
+        "ssl.keystore.password": "store-secret",
+        "ssl.truststore.location": str(ca.cert),
+    }
+    out = client_settings("INTERNAL", "SSL", settings)
+    assert out["ssl.keystore.type"] == "PKCS12"
+    assert out["ssl.keystore.location"] == str(p12)
+    config = ClientConfig.from_mapping({**out, "bootstrap.servers": "h:1"})  # opens the store
+    assert config.ssl_keystore_password is not None
 
 
 def test_mechanism_defaults_to_the_first_enabled_one() -> None:

@@ -45,8 +45,8 @@ def test_broken_jaas_names_the_key_not_the_value() -> None:
         ("SASL_PLAINTEXT", {"sasl.enabled.mechanisms": "GSSAPI"}, "supported are"),
         ("SASL_PLAINTEXT", {"sasl.enabled.mechanisms": "PLAIN"}, "plain.sasl.jaas.config"),
         ("SSL", {}, "ssl.keystore.location"),
-        ("SSL", {"ssl.keystore.type": "JKS"}, "only PEM"),
-        ("SSL", {"ssl.keystore.location": "/nonexistent.pem"}, "cannot load the key store"),
+        ("SSL", {"ssl.keystore.type": "BKS", "ssl.keystore.location": "/x"}, "one of PEM"),
+        ("SSL", {"ssl.keystore.location": "/nonexistent.pem"}, "cannot read ssl.keystore"),
     ],
 )
 def test_bad_settings_are_refused(

@@ -16,6 +16,8 @@ def test_keys_kafka_types_password_are_masked() -> None:
         "ssl.keystore.certificate.chain": "-----BEGIN CERTIFICATE-----y",
         "consumer.override.ssl.truststore.certificates": "-----BEGIN CERTIFICATE-----z",
         "value.converter.basic.auth.user.info": "user:pw",
+        "producer.override.ssl.key.pem": "-----BEGIN PRIVATE KEY-----w",  # librdkafka's name
+        "producer.override.ssl.keystore.password": "store-pw",
         "ssl.keystore.location": "/etc/k.pem",
         "connection.url": "postgresql://me:s3cret@db:5432/x",
         "connection.password": "${file:/etc/db.properties:password}",
@@ -25,6 +27,8 @@ def test_keys_kafka_types_password_are_masked() -> None:
     assert masked["ssl.keystore.certificate.chain"] == "[hidden]"
     assert masked["consumer.override.ssl.truststore.certificates"] == "[hidden]"
     assert masked["value.converter.basic.auth.user.info"] == "[hidden]"
+    assert masked["producer.override.ssl.key.pem"] == "[hidden]"
+    assert masked["producer.override.ssl.keystore.password"] == "[hidden]"
     assert masked["ssl.keystore.location"] == "/etc/k.pem"  # a path, not a secret
     assert masked["connection.url"] == "postgresql://me:[hidden]@db:5432/x"
     assert masked["connection.password"] == props["connection.password"]  # a reference

@@ -49,9 +49,14 @@ def test_pem_text_and_client_auth(ca: TestCA) -> None:
 def test_bad_settings_name_their_key_and_never_a_secret(ca: TestCA, tmp_path: Path) -> None:
     with pytest.raises(RestTlsError, match=r"needs listeners\.https\.ssl\.keystore\.location"):
         RestTlsSettings({}).server_context()
-    with pytest.raises(RestTlsError, match=r"listeners\.https\.ssl\.keystore\.type=JKS"):
-        RestTlsSettings({"listeners.https.ssl.keystore.type": "JKS"}).server_context()
     server = ca.issue("localhost", server=True)
+    with pytest.raises(RestTlsError, match=r"listeners\.https\.ssl\.keystore\.type=BKS"):
+        RestTlsSettings(
+            {
+                "listeners.https.ssl.keystore.type": "BKS",
+                "listeners.https.ssl.keystore.location": str(server.pem),
+            }
+        ).server_context()
     with pytest.raises(RestTlsError, match=r"needs ssl\.truststore"):
         RestTlsSettings(
             {"ssl.keystore.location": str(server.pem), "ssl.client.auth": "required"}
@@ -61,7 +66,7 @@ def test_bad_settings_name_their_key_and_never_a_secret(ca: TestCA, tmp_path: Pa
             {"ssl.keystore.location": str(server.pem), "ssl.client.auth": "maybe"}
         ).server_context()
     garbage = "-----BEGIN PRIVATE KEY-----\nnot-a-key-SECRET\n-----END PRIVATE KEY-----"
-    with pytest.raises(RestTlsError, match=r"cannot load the key store \(ssl.keystore.key\)") as e:
+    with pytest.raises(RestTlsError, match=r"cannot read ssl\.keystore\.key") as e:
         RestTlsSettings(
             {"ssl.keystore.certificate.chain": server.cert.read_text(), "ssl.keystore.key": garbage}
         ).server_context()
@@ -98,3 +103,68 @@ def test_the_rest_listeners_client_auth_is_not_a_kafka_client_key() -> None:
         {"ssl.client.auth": "required", "ssl.truststore.location": "/ca.pem"}
     )
     assert config.client_security_props() == {"ssl.truststore.location": "/ca.pem"}
+
+
+def test_pkcs12_and_jks_stores_over_a_real_tls_connection(ca: TestCA, tmp_path: Path) -> None:
+    """The https listener with a PKCS12 key store and a JKS trust store (keytool's), a
+    forwarding worker presenting a JKS key store: the mutual TLS handshake completes."""
+    import asyncio
+
+    from harness.tls_certs import jks_keystore, pkcs12_keystore, truststore
+
+    server_p12 = pkcs12_keystore(
+        ca.issue("localhost", server=True), ca, tmp_path / "server.p12", "server-secret"
+    )
+    worker_p12 = pkcs12_keystore(ca.issue("worker-2"), ca, tmp_path / "w.p12", "w-secret")
+    worker_jks = jks_keystore(worker_p12, "w-secret", tmp_path / "w.jks", "jks-secret")
+    trust_jks = truststore(ca, tmp_path / "trust.jks", "trust-secret", "JKS")
+    server = RestTlsSettings(
+        {
+            "listeners.https.ssl.keystore.type": "PKCS12",
+            "listeners.https.ssl.keystore.location": str(server_p12),
+            "listeners.https.ssl.keystore.password": "server-secret",
+            "listeners.https.ssl.truststore.type": "JKS",
+            "listeners.https.ssl.truststore.location": str(trust_jks),
+            "listeners.https.ssl.truststore.password": "trust-secret",
+            "listeners.https.ssl.client.auth": "required",
+        }
+    ).server_context()
+    client = RestTlsSettings(
+        {
+            "ssl.keystore.type": "JKS",
+            "ssl.keystore.location": str(worker_jks),
+            "ssl.keystore.password": "jks-secret",
+            "ssl.truststore.type": "JKS",
+            "ssl.truststore.location": str(trust_jks),
+            "ssl.truststore.password": "trust-secret",
+        }
+    ).client_context()
+    seen: list[object] = []
+
+    async def run() -> None:
+        async def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            seen.append(writer.get_extra_info("peercert")["subject"])
+            writer.write(b"ok")
+            await writer.drain()
+            writer.close()
+
+        listener = await asyncio.start_server(accept, "127.0.0.1", 0, ssl=server)
+        port = listener.sockets[0].getsockname()[1]
+        reader, writer = await asyncio.open_connection(
+            "127.0.0.1", port, ssl=client, server_hostname="localhost"
+        )
+        assert await reader.read() == b"ok"
+        writer.close()
+        listener.close()
+
+    asyncio.run(run())
+    assert (("commonName", "worker-2"),) in seen[0]  # type: ignore[operator]
+    with pytest.raises(RestTlsError, match=r"wrong listeners\.https\.ssl\.truststore\.password"):
+        RestTlsSettings(
+            {
+                "ssl.keystore.location": str(server_p12),
+                "ssl.keystore.password": "server-secret",
+                "listeners.https.ssl.truststore.location": str(trust_jks),
+                "listeners.https.ssl.truststore.password": "wrong-one",
+            }
+        ).server_context()
