@@ -13,6 +13,7 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import time
 from typing import Protocol
 
 from scramp import ScramException, ScramMechanism
@@ -26,6 +27,7 @@ log = logging.getLogger(__name__)
 UNSUPPORTED_SASL_MECHANISM = 33
 ILLEGAL_SASL_STATE = 34
 SASL_AUTHENTICATION_FAILED = 58
+MIN_REAUTH_INTERVAL_S = 1.0
 
 _DUMMY: dict[str, ScramCredential] = {}
 
@@ -154,6 +156,7 @@ class SaslSession:
         """What the last completed login told the client (0: the session never expires)."""
         self.refusal = ""
         """Why the last handshake was refused, for the log (empty: the usual reasons)."""
+        self._reauth_started: float | None = None  # time.monotonic() of the last one
 
     @property
     def phase(self) -> str:
@@ -164,7 +167,7 @@ class SaslSession:
         """Answer SaslHandshake; an error code means the connection closes after it."""
         enabled = list(self._security.mechanisms)
         name = mechanism.upper()
-        if self.authenticated and self.session.expires:
+        if self.authenticated and self.session.expires and self._may_reauthenticate():
             return self._begin_reauthentication(name, version)
         if self._mechanism is not None or self.authenticated:
             return {"error_code": ILLEGAL_SASL_STATE, "mechanisms": enabled}
@@ -173,6 +176,16 @@ class SaslSession:
         self.mechanism_name = name
         self._start(name, version)
         return {"error_code": 0, "mechanisms": enabled}
+
+    def _may_reauthenticate(self) -> bool:
+        """At most one re-authentication a second (Kafka's limit: a client cannot
+        make the broker run exchanges back to back on one connection)."""
+        now = time.monotonic()
+        if self._reauth_started is not None and now - self._reauth_started < MIN_REAUTH_INTERVAL_S:
+            self.refusal = "re-authentication less than a second after the previous one"
+            return False
+        self._reauth_started = now
+        return True
 
     def _begin_reauthentication(self, name: str, version: int) -> dict[str, object]:
         if name != self.mechanism_name:

@@ -1,6 +1,7 @@
 """``connections.max.reauth.ms`` as Kafka reads it: bare, per listener, per
 listener and mechanism (the most specific wins); bad values stop the start
-with the key; the session lifetime reaches SaslAuthenticate's answer."""
+with the key; the session lifetime reaches SaslAuthenticate's answer; at
+most one re-authentication a second."""
 
 from __future__ import annotations
 
@@ -62,6 +63,9 @@ def test_lifetime_and_reauthentication_in_the_session(tmp_path: Path) -> None:
     assert not session.authenticated and session.phase == "re-authentication"
     session.authenticate(b"\x00alice\x00alice-secret")
     assert session.authenticated and session.principal == "User:alice"
+    # at most one re-authentication a second, as Kafka: the next is refused
+    assert session.handshake("PLAIN", 1)["error_code"] == 34  # ILLEGAL_SASL_STATE
+    assert "less than a second" in session.refusal
 
 
 def test_without_a_lifetime_a_second_handshake_is_illegal(tmp_path: Path) -> None:
