@@ -150,11 +150,13 @@ def test_confluent_kafka_keeps_producing_and_consuming_across_reauthentications(
             message = consumer.poll(0.2)
             if message is not None and message.error() is None:
                 received.append(message.value())
+        # read before closing: while closing, librdkafka may send one last Metadata
+        # on an idle connection whose session expired (the broker closes it then)
+        changed = counters.since()
     finally:
         consumer.close()
     assert errors == [] and delivery_errors == []
     assert received == sent
-    changed = counters.since()
     assert changed["successful_reauthentication"] >= 2, changed
     assert changed["failed_reauthentication"] == 0 and changed["expired_connections_killed"] == 0
 
@@ -193,7 +195,9 @@ def test_our_client_keeps_producing_and_consuming_across_reauthentications(
     assert received == sent
     changed = counters.since()
     assert changed["successful_reauthentication"] >= 2, changed
-    assert changed["failed_reauthentication"] == 0 and changed["expired_connections_killed"] == 0
+    assert changed["failed_reauthentication"] == 0
+    # by user, not by counter: the previous test's clients may still be closing
+    assert "SASL session of User:bob expired" not in broker.log_text()
 
 
 # -- (c), (d): a raw client ------------------------------------------------------------
