@@ -118,6 +118,7 @@ class BrokerConnection:
 
     @property
     def where(self) -> str:
+        """``host:port``, for error messages."""
         return f"{self.host}:{self.port}"
 
     @property

@@ -77,10 +77,6 @@ class ConnectionAuth:
         self._tls_principal = tls_principal
 
     @property
-    def done(self) -> bool:
-        return self._sasl is None or self._sasl.authenticated
-
-    @property
     def principal(self) -> str:
         if self._sasl is not None:
             return self._sasl.principal
