@@ -69,7 +69,13 @@ class Listener:
 
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-SECURITY_PREFIXES = ("ssl.", "sasl.", "listener.name.", "connection.failed.authentication.")
+SECURITY_PREFIXES = (
+    "ssl.",
+    "sasl.",
+    "listener.name.",
+    "connection.failed.authentication.",
+    "connections.max.reauth.",
+)
 """Broker keys read by :mod:`log_engine.broker.security` (kept raw: per-listener
 ``listener.name.<name>.`` overrides have open-ended names)."""
 

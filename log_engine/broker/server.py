@@ -281,7 +281,7 @@ class Connection:
             raise ConnectionClosed(str(exc)) from None
         except (UnknownApiKeyError, InvalidRequestError) as exc:
             raise ConnectionClosed(str(exc)) from None
-        if self._auth is not None and not self._auth.done:
+        if self._auth is not None and self._auth.intercepts(header):
             answer = await self._auth.serve(header, body, self._peer)
             if answer is not None:
                 await self._send(encode_response(header, answer[0]))

@@ -14,6 +14,14 @@ request is repeated at the highest version both sides know. For every other
 API the connection then uses the highest version that both ``CLIENT_VERSIONS``
 (what the client speaks, flexible versions included) and the broker allow.
 
+A SASL connection whose broker gave the session a lifetime (KIP-368,
+``connections.max.reauth.ms``) re-authenticates on the same connection once
+the point :func:`security.reauthentication_delay_s` picked has passed: the
+next request waits, the requests in flight are answered, SaslHandshake and
+SaslAuthenticate go out alone, then requests flow again. A refused
+re-authentication (a changed password) closes the connection and raises
+SASL_AUTHENTICATION_FAILED to the requests that waited for it.
+
 Failures are retriable Kafka errors: a dropped or refused connection is
 ``NETWORK_EXCEPTION``, a request without a response within its timeout is
 ``REQUEST_TIMED_OUT`` and closes the connection (later responses would queue
@@ -80,6 +88,8 @@ class BrokerConnection:
         self._versions: dict[ApiKey, int] = {}
         self._closed = False
         self._close_reason = "connection not opened"
+        self._reauth_at: float | None = None  # loop.time() to re-authenticate after
+        self._reauth_task: asyncio.Task[None] | None = None
 
     def __repr__(self) -> str:
         return f"<BrokerConnection node={self.node_id} {self.host}:{self.port}>"
@@ -96,7 +106,8 @@ class BrokerConnection:
                 await conn._connect()
                 await conn._negotiate_versions()
                 if config.security_protocol.startswith("SASL_"):
-                    await security.authenticate(conn, config)
+                    lifetime_ms = await security.authenticate(conn.send, conn.where, config)
+                    conn._schedule_reauthentication(lifetime_ms)
         except TimeoutError:
             conn.close(f"connection setup took more than {timeout_s}s")
             raise errors.network_error(f"{conn!r}: connection setup timed out") from None
@@ -104,6 +115,11 @@ class BrokerConnection:
             conn.close("connection setup failed")
             raise
         return conn
+
+    @property
+    def where(self) -> str:
+        """``host:port``, for error messages."""
+        return f"{self.host}:{self.port}"
 
     @property
     def closed(self) -> bool:
@@ -147,7 +163,7 @@ class BrokerConnection:
         """Send one request and return its decoded response body."""
         if version is None:
             version = self.api_version(api_key)
-        await self._slots.acquire()
+        await self._acquire_slot()
         try:
             future = self._write(api_key, version, body, timeout_ms)
             assert self._writer is not None
@@ -159,7 +175,7 @@ class BrokerConnection:
 
     async def send_no_response(self, api_key: ApiKey, body: dict[str, Any]) -> None:
         """Send a request the broker does not answer (Produce with acks=0)."""
-        await self._slots.acquire()
+        await self._acquire_slot()
         try:
             self._check_open()
             frame = encode_request(
@@ -200,6 +216,56 @@ class BrokerConnection:
             await asyncio.gather(self._read_task, return_exceptions=True)
 
     # -- internals -----------------------------------------------------------------------
+
+    def _schedule_reauthentication(self, session_lifetime_ms: int) -> None:
+        delay_s = security.reauthentication_delay_s(session_lifetime_ms)
+        self._reauth_at = (
+            None if delay_s is None else asyncio.get_running_loop().time() + delay_s
+        )
+
+    def _reauthentication_due(self) -> bool:
+        return self._reauth_task is not None or (
+            self._reauth_at is not None and asyncio.get_running_loop().time() >= self._reauth_at
+        )
+
+    async def _acquire_slot(self) -> None:
+        """An in-flight slot, after re-authenticating if the session is near its end
+        (checked again once the slot is ours: waiting for it may take a while)."""
+        while True:
+            if self._reauthentication_due():
+                if self._reauth_task is None:
+                    self._reauth_task = asyncio.get_running_loop().create_task(
+                        self._reauthenticate()
+                    )
+                # every request arriving meanwhile waits for the same re-authentication
+                await asyncio.shield(self._reauth_task)
+            await self._slots.acquire()
+            if not self._reauthentication_due():
+                return
+            self._slots.release()
+
+    async def _reauthenticate(self) -> None:
+        slots = self._config.max_in_flight_requests_per_connection
+        held = 0
+        try:
+            for _ in range(slots):  # holding every slot: nothing else is in flight
+                await self._slots.acquire()
+                held += 1
+            lifetime_ms = await security.authenticate(self._send_alone, self.where, self._config)
+            self._schedule_reauthentication(lifetime_ms)
+            log.debug("%r re-authenticated; session lifetime %d ms", self, lifetime_ms)
+        except BaseException as exc:
+            self._reauth_at = None  # the requests still waiting fail as the connection closed
+            self.close(f"re-authentication failed: {exc}")
+            raise
+        finally:
+            for _ in range(held):
+                self._slots.release()
+            self._reauth_task = None
+
+    async def _send_alone(self, api_key: ApiKey, body: dict[str, Any]) -> dict[str, Any]:
+        """Send while :meth:`_reauthenticate` holds every slot."""
+        return await self._write(api_key, self.api_version(api_key), body, None)
 
     async def _connect(self) -> None:
         context = security.ssl_context(self._config)

@@ -3,12 +3,19 @@ SaslHandshake/SaslAuthenticate exchange (PLAIN, SCRAM-SHA-256/512 via scramp).
 
 Authentication failures raise SASL_AUTHENTICATION_FAILED with the broker's
 message (never the password); they are not retriable.
+
+A broker with ``connections.max.reauth.ms`` answers the login with a session
+lifetime (KIP-368); :func:`reauthentication_delay_s` picks when to log in again
+on the same connection: a random point between 85% and 95% of it, as Kafka's
+clients do, so connections opened together do not re-authenticate together.
 """
 
 from __future__ import annotations
 
+import random
 import ssl
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from scramp import ScramClient, ScramException
 
@@ -26,8 +33,8 @@ class SslAuthenticationError(errors.KafkaError):
     message = "SSL_AUTHENTICATION_FAILED"
 
 
-if TYPE_CHECKING:
-    from log_engine.client.connection import BrokerConnection
+Send = Callable[[ApiKey, dict[str, Any]], Awaitable[dict[str, Any]]]
+"""Sends one request on the connection being authenticated and returns the answer."""
 
 
 def is_authentication_failure(exc: BaseException) -> bool:
@@ -58,12 +65,13 @@ def ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
     return client_context(config)
 
 
-async def authenticate(conn: BrokerConnection, config: ClientConfig) -> None:
-    """Run SASL on a fresh connection (after ApiVersions), or raise a KafkaError."""
+async def authenticate(send: Send, where: str, config: ClientConfig) -> int:
+    """Run SASL on a connection (after ApiVersions, or between requests to
+    re-authenticate), or raise a KafkaError; returns the broker's
+    ``session_lifetime_ms`` (0: the session does not expire)."""
     mechanism = config.sasl_mechanism
     user, password = config.sasl_credentials()
-    where = f"{conn.host}:{conn.port}"
-    body = await conn.send(ApiKey.SASL_HANDSHAKE, {"mechanism": mechanism}, version=1)
+    body = await send(ApiKey.SASL_HANDSHAKE, {"mechanism": mechanism})
     if body["error_code"]:
         raise errors.kafka_error(
             body["error_code"],
@@ -71,26 +79,37 @@ async def authenticate(conn: BrokerConnection, config: ClientConfig) -> None:
             f"(enabled: {', '.join(body['mechanisms']) or 'none'})",
         )
     if mechanism == "PLAIN":
-        await _step(conn, b"\x00" + user.encode() + b"\x00" + password.encode(), where)
-        return
+        answer = await _step(send, b"\x00" + user.encode() + b"\x00" + password.encode(), where)
+        return _lifetime_ms(answer)
     client = ScramClient([mechanism], user, password)
     try:
-        first = await _step(conn, client.get_client_first().encode(), where)
-        client.set_server_first(first.decode())
-        final = await _step(conn, client.get_client_final().encode(), where)
-        client.set_server_final(final.decode())
+        first = await _step(send, client.get_client_first().encode(), where)
+        client.set_server_first(first["auth_bytes"].decode())
+        final = await _step(send, client.get_client_final().encode(), where)
+        client.set_server_final(final["auth_bytes"].decode())
     except ScramException as exc:
         raise errors.kafka_error(
             ErrorCode.SASL_AUTHENTICATION_FAILED,
             f"{where}: SCRAM exchange failed ({exc}); is the broker the one you expect?",
         ) from None
+    return _lifetime_ms(final)
 
 
-async def _step(conn: BrokerConnection, token: bytes, where: str) -> bytes:
-    body = await conn.send(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token})
+def reauthentication_delay_s(session_lifetime_ms: int) -> float | None:
+    """Seconds from now to re-authenticate after, or ``None`` (no lifetime)."""
+    if session_lifetime_ms <= 0:
+        return None
+    return session_lifetime_ms * random.uniform(0.85, 0.95) / 1000
+
+
+def _lifetime_ms(answer: dict[str, Any]) -> int:
+    return int(answer.get("session_lifetime_ms") or 0)
+
+
+async def _step(send: Send, token: bytes, where: str) -> dict[str, Any]:
+    body = await send(ApiKey.SASL_AUTHENTICATE, {"auth_bytes": token})
     if body["error_code"]:
         raise errors.kafka_error(
             body["error_code"], f"{where}: {body.get('error_message') or 'authentication failed'}"
         )
-    auth_bytes: bytes = body["auth_bytes"]
-    return auth_bytes
+    return body

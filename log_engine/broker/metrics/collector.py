@@ -52,6 +52,18 @@ REPLICA_MANAGER = "kafka_server_replicamanager_"
 CONTROLLER = "kafka_controller_kafkacontroller_"
 LOG = "kafka_log_log_"
 GROUP = "kafka_consumergroup_"
+SOCKET_SERVER = "kafka_server_socket_server_metrics_"
+
+_AUTH_COUNTERS: tuple[tuple[str, str, str], ...] = (
+    ("successful_authentication", "successful_authentications", "SASL logins that succeeded."),
+    ("failed_authentication", "failed_authentications", "SASL logins refused."),
+    ("successful_reauthentication", "successful_reauthentications",
+     "SASL re-authentications (KIP-368) that succeeded."),
+    ("failed_reauthentication", "failed_reauthentications",
+     "SASL re-authentications refused (wrong password, other principal or mechanism)."),
+    ("expired_connections_killed", "expired_connections_killed",
+     "Connections closed because their SASL session expired (connections.max.reauth.ms)."),
+)
 
 _TOPIC_COUNTERS: tuple[tuple[str, str, str], ...] = (
     ("messagesin", "messages_in", "Records appended by Produce requests (MessagesInPerSec)."),
@@ -95,7 +107,27 @@ class BrokerCollector(Collector):
             out += self._log_families(partitions)
             out += self._group_families()
         out += self._controller_families()
+        out += self._socket_server_families()
         return out
+
+    # -- socket-server-metrics (SASL listeners) ------------------------------------------
+
+    def _socket_server_families(self) -> list[Metric]:
+        servers = list(self._broker.servers.values())
+        if self._broker.controller_server is not None:
+            servers.append(self._broker.controller_server)
+        secured = [
+            (s.listener_name, s.security)
+            for s in servers
+            if s.security is not None and s.security.sasl
+        ]
+        families: list[Metric] = []
+        for suffix, attribute, doc in _AUTH_COUNTERS:
+            family = CounterMetricFamily(SOCKET_SERVER + suffix, doc, labels=["listener"])
+            for name, security in secured:
+                family.add_metric([name], getattr(security.stats, attribute))
+            families.append(family)
+        return families
 
     def _serving(self) -> bool:
         """Whether this node has partition logs to read (a broker, and started)."""

@@ -10,6 +10,11 @@ from a verified client certificate on an SSL listener (or the name
 ``ssl.principal.mapping.rules`` maps the subject to), else ``User:ANONYMOUS``.
 A certificate subject no mapping rule applies to closes the connection at its
 first request, as Kafka fails such an authentication.
+
+With ``connections.max.reauth.ms`` set, a SASL session expires: a SaslHandshake
+between requests starts a re-authentication (KIP-368) that goes through this
+gate like the first login, and any other request after expiry closes the
+connection (:mod:`.reauthentication`).
 """
 
 from __future__ import annotations
@@ -83,16 +88,31 @@ class ConnectionAuth:
         self._tls_principal = tls_principal
 
     @property
-    def done(self) -> bool:
-        if self._unmapped is not None:
-            return False
-        return self._sasl is None or self._sasl.authenticated
-
-    @property
     def principal(self) -> str:
         if self._sasl is not None:
             return self._sasl.principal
         return self._tls_principal or "User:ANONYMOUS"
+
+    def intercepts(self, header: RequestHeader) -> bool:
+        """Whether :meth:`serve` answers this request (a login or a re-login) rather
+        than its handler; raises :class:`UnauthenticatedRequest` (the connection
+        closes) when the session has expired and this is not a re-authentication."""
+        if self._unmapped is not None:
+            return True  # serve() refuses it
+        if self._sasl is None:
+            return False
+        if not self._sasl.authenticated:
+            return True
+        if header.api_key == ApiKey.SASL_HANDSHAKE:
+            return True
+        if self._sasl.session.expired():
+            self._security.stats.expired_connections_killed += 1
+            raise UnauthenticatedRequest(
+                f"SASL session of {self._sasl.principal} expired "
+                "(connections.max.reauth.ms) and the client did not re-authenticate "
+                f"before {ApiKey(header.api_key).name}"
+            )
+        return False
 
     @property
     def expects_raw_token(self) -> bool:
@@ -117,8 +137,18 @@ class ConnectionAuth:
         if api == ApiKey.API_VERSIONS:
             return None
         if api == ApiKey.SASL_HANDSHAKE:
+            was_authenticated = self._sasl.authenticated
             response = self._sasl.handshake(body["mechanism"], header.api_version)
-            if response["error_code"]:
+            if response["error_code"] and self._sasl.refusal:
+                self._security.stats.failed_reauthentications += 1
+                log.info("re-authentication refused for %s: %s", peer, self._sasl.refusal)
+            elif response["error_code"] and was_authenticated:
+                log.info(
+                    "connection from %s sent SaslHandshake after authenticating "
+                    "(re-authentication is off: connections.max.reauth.ms=0)",
+                    peer,
+                )
+            elif response["error_code"]:
                 log.info(
                     "connection from %s asked for SASL mechanism %r (enabled: %s)",
                     peer,
@@ -127,23 +157,30 @@ class ConnectionAuth:
                 )
             return response, bool(response["error_code"])
         if api == ApiKey.SASL_AUTHENTICATE:
+            phase = self._sasl.phase
             try:
                 token = self._sasl.authenticate(body["auth_bytes"])
             except AuthenticationFailed as exc:
-                await self._failed(peer, exc)
+                await self._failed(peer, exc, phase)
                 return {
                     "error_code": SASL_AUTHENTICATION_FAILED,
                     "error_message": str(exc),
                     "auth_bytes": b"",
                     "session_lifetime_ms": 0,
                 }, True
-            self._succeeded(peer)
+            self._succeeded(peer, phase)
             return {
                 "error_code": 0,
                 "error_message": None,
                 "auth_bytes": token,
-                "session_lifetime_ms": 0,
+                "session_lifetime_ms": (
+                    self._sasl.session_lifetime_ms if self._sasl.authenticated else 0
+                ),
             }, False
+        if self._sasl.reauthenticating:
+            raise UnauthenticatedRequest(
+                f"{ApiKey(api).name} (api key {api}) during SASL re-authentication"
+            )
         raise UnauthenticatedRequest(
             f"{ApiKey(api).name} (api key {api}) before SASL authentication"
         )
@@ -151,18 +188,25 @@ class ConnectionAuth:
     async def raw_token(self, frame: memoryview, peer: str) -> bytes:
         """A bare SASL token after a v0 SaslHandshake; the answer goes back size-prefixed."""
         assert self._sasl is not None
+        phase = self._sasl.phase
         try:
             token = self._sasl.authenticate(bytes(frame))
         except AuthenticationFailed as exc:
-            await self._failed(peer, exc)
+            await self._failed(peer, exc, phase)
             raise UnauthenticatedRequest("") from None
-        self._succeeded(peer)
+        self._succeeded(peer, phase)
         return _SIZE.pack(len(token)) + token
 
-    async def _failed(self, peer: str, exc: AuthenticationFailed) -> None:
+    async def _failed(self, peer: str, exc: AuthenticationFailed, phase: str) -> None:
         assert self._sasl is not None
+        stats = self._security.stats
+        if phase == "re-authentication":
+            stats.failed_reauthentications += 1
+        else:
+            stats.failed_authentications += 1
         log.info(
-            "failed authentication from %s (user %r, mechanism %s): %s",
+            "failed %s from %s (user %r, mechanism %s): %s",
+            phase,
             peer,
             self._sasl.username_hint,
             self._sasl.mechanism_name,
@@ -171,9 +215,20 @@ class ConnectionAuth:
         if self._security.failed_auth_delay_ms:
             await asyncio.sleep(self._security.failed_auth_delay_ms / 1000)
 
-    def _succeeded(self, peer: str) -> None:
+    def _succeeded(self, peer: str, phase: str) -> None:
         assert self._sasl is not None
-        if self._sasl.authenticated:
-            log.debug(
-                "%s authenticated as %s with %s", peer, self.principal, self._sasl.mechanism_name
-            )
+        if not self._sasl.authenticated:
+            return  # more tokens to come
+        stats = self._security.stats
+        if phase == "re-authentication":
+            stats.successful_reauthentications += 1
+        else:
+            stats.successful_authentications += 1
+        log.debug(
+            "%s: %s as %s with %s; session lifetime %d ms",
+            peer,
+            phase,
+            self.principal,
+            self._sasl.mechanism_name,
+            self._sasl.session_lifetime_ms,
+        )

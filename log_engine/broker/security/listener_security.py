@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from log_engine.broker.security.principal_mapping import PrincipalMapper, PrincipalRulesError
+from log_engine.broker.security.reauthentication import (
+    AuthenticationStats,
+    ReauthConfigError,
+    max_reauth_ms_by_mechanism,
+)
 from log_engine.broker.security.scram_store import (
     SCRAM_MECHANISMS,
     ScramCredential,
@@ -47,7 +52,9 @@ class ListenerSecurity:
 
     ``ssl_context`` is set for SSL and SASL_SSL; ``mechanisms`` is non-empty for
     SASL_PLAINTEXT and SASL_SSL; ``plain_users`` maps PLAIN user -> password (from
-    the JAAS config); SCRAM credentials come from ``scram``.
+    the JAAS config); SCRAM credentials come from ``scram``. ``max_reauth_ms``
+    bounds a SASL session's lifetime per mechanism (0: none, see
+    :mod:`.reauthentication`); ``stats`` counts the listener's logins.
     """
 
     listener_name: str
@@ -59,6 +66,8 @@ class ListenerSecurity:
     scram: ScramLookup | None = None
     failed_auth_delay_ms: int = 100
     principal_mapper: PrincipalMapper = field(default_factory=lambda: PrincipalMapper(None))
+    max_reauth_ms: dict[str, int] = field(default_factory=dict)
+    stats: AuthenticationStats = field(default_factory=AuthenticationStats)
 
     @property
     def sasl(self) -> bool:
@@ -95,6 +104,12 @@ class ListenerSecurity:
                 ) from None
         if protocol in SASL_PROTOCOLS:
             security.mechanisms = _mechanisms(lookup)
+            try:
+                security.max_reauth_ms = max_reauth_ms_by_mechanism(
+                    listener_name, security.mechanisms, settings
+                )
+            except ReauthConfigError as exc:
+                raise SecurityConfigError(str(exc)) from None
             if "PLAIN" in security.mechanisms:
                 security.plain_users = _plain_users(lookup)
             if any(m in SCRAM_MECHANISMS for m in security.mechanisms):

@@ -13,11 +13,13 @@ from __future__ import annotations
 import hmac
 import logging
 import os
+import time
 from typing import Protocol
 
 from scramp import ScramException, ScramMechanism
 
 from log_engine.broker.security.listener_security import ListenerSecurity
+from log_engine.broker.security.reauthentication import SessionClock
 from log_engine.broker.security.scram_store import ScramCredential
 
 log = logging.getLogger(__name__)
@@ -25,6 +27,7 @@ log = logging.getLogger(__name__)
 UNSUPPORTED_SASL_MECHANISM = 33
 ILLEGAL_SASL_STATE = 34
 SASL_AUTHENTICATION_FAILED = 58
+MIN_REAUTH_INTERVAL_S = 1.0
 
 _DUMMY: dict[str, ScramCredential] = {}
 
@@ -79,8 +82,9 @@ def _decode_saslname(name: str) -> str:
 
 
 class _Scram:
-    def __init__(self, mechanism: str, security: ListenerSecurity) -> None:
+    def __init__(self, mechanism: str, security: ListenerSecurity, phase: str) -> None:
         self._mechanism = mechanism
+        self._phase = phase  # "authentication" or "re-authentication", for the message
         store = security.scram
         assert store is not None
 
@@ -111,7 +115,7 @@ class _Scram:
         except (ScramException, UnicodeDecodeError) as exc:
             log.debug("SCRAM exchange failed: %s", exc)
         raise AuthenticationFailed(
-            "Authentication failed during authentication due to invalid credentials "
+            f"Authentication failed during {self._phase} due to invalid credentials "
             f"with SASL mechanism {self._mechanism}"
         )
 
@@ -130,7 +134,12 @@ class _Scram:
 
 
 class SaslSession:
-    """The SASL state of one connection on a SASL listener."""
+    """The SASL state of one connection on a SASL listener.
+
+    After a login, a SaslHandshake starts a re-authentication (KIP-368) when the
+    session has a lifetime: :attr:`authenticated` is False until it completes,
+    and it must end with the same mechanism and principal.
+    """
 
     def __init__(self, security: ListenerSecurity) -> None:
         self._security = security
@@ -140,23 +149,63 @@ class SaslSession:
         self.authenticated = False
         self.principal = "User:ANONYMOUS"
         self.mechanism_name = ""
+        self.reauthenticating = False
+        """True between a re-authentication's SaslHandshake and its last token."""
+        self.session = SessionClock()
+        self.session_lifetime_ms = 0
+        """What the last completed login told the client (0: the session never expires)."""
+        self.refusal = ""
+        """Why the last handshake was refused, for the log (empty: the usual reasons)."""
+        self._reauth_started: float | None = None  # time.monotonic() of the last one
+
+    @property
+    def phase(self) -> str:
+        """``authentication`` or ``re-authentication`` (Kafka's words in messages)."""
+        return "re-authentication" if self.reauthenticating else "authentication"
 
     def handshake(self, mechanism: str, version: int) -> dict[str, object]:
         """Answer SaslHandshake; an error code means the connection closes after it."""
         enabled = list(self._security.mechanisms)
+        name = mechanism.upper()
+        if self.authenticated and self.session.expires and self._may_reauthenticate():
+            return self._begin_reauthentication(name, version)
         if self._mechanism is not None or self.authenticated:
             return {"error_code": ILLEGAL_SASL_STATE, "mechanisms": enabled}
-        name = mechanism.upper()
         if name not in enabled:
             return {"error_code": UNSUPPORTED_SASL_MECHANISM, "mechanisms": enabled}
         self.mechanism_name = name
+        self._start(name, version)
+        return {"error_code": 0, "mechanisms": enabled}
+
+    def _may_reauthenticate(self) -> bool:
+        """At most one re-authentication a second (Kafka's limit: a client cannot
+        make the broker run exchanges back to back on one connection)."""
+        now = time.monotonic()
+        if self._reauth_started is not None and now - self._reauth_started < MIN_REAUTH_INTERVAL_S:
+            self.refusal = "re-authentication less than a second after the previous one"
+            return False
+        self._reauth_started = now
+        return True
+
+    def _begin_reauthentication(self, name: str, version: int) -> dict[str, object]:
+        if name != self.mechanism_name:
+            self.refusal = (
+                f"SASL mechanism {name!r} requested by client is not supported for "
+                f"re-authentication of mechanism {self.mechanism_name!r}"
+            )
+            return {"error_code": UNSUPPORTED_SASL_MECHANISM, "mechanisms": [self.mechanism_name]}
+        self.authenticated = False
+        self.reauthenticating = True
+        self._start(name, version)
+        return {"error_code": 0, "mechanisms": list(self._security.mechanisms)}
+
+    def _start(self, name: str, version: int) -> None:
         self._mechanism = (
             _Plain(self._security.plain_users)
             if name == "PLAIN"
-            else _Scram(name, self._security)
+            else _Scram(name, self._security, self.phase)
         )
         self.raw_tokens = version == 0
-        return {"error_code": 0, "mechanisms": enabled}
 
     def authenticate(self, token: bytes) -> bytes:
         """One token of the exchange; raises :class:`AuthenticationFailed`."""
@@ -166,12 +215,27 @@ class SaslSession:
             )
         answer = self._mechanism.step(token)
         if self._mechanism.complete:
+            principal = f"User:{self._mechanism.username}"
+            if self.reauthenticating and principal != self.principal:
+                raise AuthenticationFailed(
+                    "Cannot change principals during re-authentication from "
+                    f"{_dotted(self.principal)}: {_dotted(principal)}"
+                )
             self.authenticated = True
+            self.reauthenticating = False
             self.raw_tokens = False
-            self.principal = f"User:{self._mechanism.username}"
+            self.principal = principal
+            self.session_lifetime_ms = self.session.start(
+                self._security.max_reauth_ms.get(self.mechanism_name, 0)
+            )
         return answer
 
     @property
     def username_hint(self) -> str:
         """The user the client claimed so far (for failure logs; never the password)."""
         return self._mechanism.username if self._mechanism else ""
+
+
+def _dotted(principal: str) -> str:
+    """``User:alice`` as Kafka's message writes it: ``User.alice``."""
+    return principal.replace(":", ".", 1)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import signal
 import subprocess
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,6 +31,7 @@ from confluent_kafka.admin import (
     ResourcePatternType,
     ResourceType,
 )
+from prometheus_client.parser import text_string_to_metric_families
 
 from harness.cluster import LocalCluster
 from harness.tls_certs import TestCA
@@ -153,9 +156,11 @@ def test_a_wrong_inter_broker_password_drops_the_follower_from_the_isr(
     assert producer.flush(30) == 0
 
 
-def _secured_controllers(tmp_path: Path) -> LocalCluster:
+def _secured_controllers(
+    tmp_path: Path, *, metrics: bool = False, **extra: str
+) -> LocalCluster:
     ca = TestCA(tmp_path / "ca")
-    settings = _settings(ca, tmp_path)
+    settings = {**_settings(ca, tmp_path), **extra}
     jaas = SCRAM_JAAS.format(password="broker-secret")
     settings.update(
         {
@@ -166,7 +171,7 @@ def _secured_controllers(tmp_path: Path) -> LocalCluster:
             "listener.name.controller.scram-sha-512.sasl.jaas.config": jaas,
         }
     )
-    return LocalCluster(tmp_path, extra_listeners=("SASL_SSL",), **settings)
+    return LocalCluster(tmp_path, metrics=metrics, extra_listeners=("SASL_SSL",), **settings)
 
 
 @pytest.fixture
@@ -221,3 +226,48 @@ def test_a_wrong_controller_password_keeps_the_node_out(tmp_path: Path) -> None:
     finally:
         for node in nodes.nodes.values():
             node.kill(signal.SIGKILL)
+
+
+def _socket_counter(cluster: LocalCluster, name: str) -> float:
+    """``kafka_server_socket_server_metrics_<name>_total`` summed over nodes and listeners."""
+    wanted = f"kafka_server_socket_server_metrics_{name}_total"
+    total, seen = 0.0, False
+    for node in cluster.nodes.values():
+        with urllib.request.urlopen(node.metrics_url, timeout=10) as answer:
+            text = answer.read().decode()
+        for family in text_string_to_metric_families(text):
+            for sample in family.samples:
+                if sample.name == wanted:
+                    total, seen = total + sample.value, True
+    assert seen, f"{wanted} not in /metrics"
+    return total
+
+
+def test_replication_and_the_quorum_reauthenticate(tmp_path: Path) -> None:
+    """connections.max.reauth.ms=2000 on the SASL_SSL inter-broker and controller
+    listeners: followers, quorum RPCs and heartbeats re-authenticate their
+    connections and keep working for several session lifetimes."""
+    with _secured_controllers(
+        tmp_path, metrics=True, **{"connections.max.reauth.ms": "2000"}
+    ).running() as cluster:
+        _create_topic(cluster.bootstrap, "renewed", **{"min.insync.replicas": "3"})
+        producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all"})
+        failures: list[str] = []
+        deadline = time.monotonic() + 7.0  # more than three session lifetimes
+        sent = 0
+        while time.monotonic() < deadline:
+            producer.produce(
+                "renewed",
+                f"v{sent}".encode(),
+                partition=sent % 3,
+                on_delivery=lambda err, _msg: failures.append(str(err)) if err else None,
+            )
+            sent += 1
+            producer.poll(0.05)
+        assert producer.flush(60) == 0
+        assert failures == []
+        assert all(isr == [1, 2, 3] for _, isr in _isr(cluster, "renewed").values())
+        assert cluster.live_broker_ids(1) == [1, 2, 3]
+        assert _socket_counter(cluster, "successful_reauthentication") >= 3
+        assert _socket_counter(cluster, "expired_connections_killed") == 0
+        assert _socket_counter(cluster, "failed_reauthentication") == 0
