@@ -32,6 +32,7 @@ from log_engine.broker.cluster.producer_ids import ControllerProducerIds
 from log_engine.broker.cluster.snapshots import MetadataSnapshotter
 from log_engine.broker.config import security_protocol_id
 from log_engine.controller import ControllerConfig
+from log_engine.metadata.bootstrap import read_bootstrap
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.publisher import ReplicaStatePublisher
@@ -78,6 +79,7 @@ class ClusterNode:
                 ),
                 self.quorum,
                 listener,
+                read_bootstrap(config.log_dir),
             )
         self.snapshotter = MetadataSnapshotter(
             self.quorum, listener, config.metadata_log_max_record_bytes_between_snapshots
