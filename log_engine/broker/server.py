@@ -241,12 +241,11 @@ class Connection:
         self._broker = broker
         self._listener = listener
         self._controller = controller
-        authorized = broker.authorizer is not None
         self._handlers: dict[ApiKey, Handler] = (
-            (_AUTHORIZED_CONTROLLER_HANDLERS if authorized else CONTROLLER_HANDLERS)
+            _AUTHORIZED_CONTROLLER_HANDLERS  # each request checks broker.authorizer
             if controller
             else _AUTHORIZED_HANDLERS
-            if authorized
+            if broker.authorizer is not None
             else _CLIENT_HANDLERS
         )
         self._sock: socket.socket = sock  # type: ignore[assignment]  # None: a TlsConnection

@@ -8,12 +8,16 @@ replicates. A client that logs in on the controller listener as
 BrokerHeartbeat for a made-up broker is answered CLUSTER_AUTHORIZATION_FAILED
 by every controller, and the broker never appears; the same requests sent as
 ``User:broker`` are accepted (so the refusal is the ACL check, not a
-malformed request).
+malformed request). A controller-only node (``process.roles=controller``, no
+client listener) checks the same.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
+import signal
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +174,33 @@ def test_a_sasl_cluster_with_the_authorizer_forms_and_replicates(cluster: LocalC
     partitions = admin.list_topics("ruled", timeout=10).topics["ruled"].partitions
     assert all(sorted(p.isrs) == [1, 2, 3] for p in partitions.values())
     assert "does not have required" not in "".join(n.log_text() for n in cluster.nodes.values())
+
+
+def test_a_controller_only_node_checks_too(tmp_path: Path) -> None:
+    nodes = LocalCluster(tmp_path, extra_listeners=("SASL_PLAINTEXT",), **SETTINGS)
+    third = nodes.nodes[3]
+    text = third.properties.read_text().replace("process.roles=broker,controller",
+                                                "process.roles=controller")  # fmt: skip
+    text = re.sub(r"^listeners=.*$", f"listeners=CONTROLLER://127.0.0.1:{third.controller_port}",
+                  text, flags=re.M)  # fmt: skip
+    third.properties.write_text(text)
+    nodes.start()
+    try:
+        wait_for(
+            lambda: all(nodes.live_broker_ids(n) == [1, 2] for n in (1, 2)),
+            "brokers 1 and 2 registered",
+            60,
+            retry_on=(subprocess.SubprocessError, ValueError, KeyError),
+        )
+        denied = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
+        registered = asyncio.run(
+            _ask_controllers(nodes, "mallory", ApiKey.BROKER_REGISTRATION, 3, _registration(nodes))
+        )
+        assert [a["error_code"] for a in registered] == [denied] * 3
+        assert "User:mallory does not have required CLUSTER_ACTION" in third.log_text()
+    except BaseException:
+        print(nodes.logs())
+        raise
+    finally:
+        for node in nodes.nodes.values():
+            node.kill(signal.SIGKILL)
