@@ -15,6 +15,8 @@
   (:mod:`connect_worker.cli.security_commands`).
 - ``sluice cluster status --bootstrap-controller HOST:PORT [--json]``: the
   controller quorum (:mod:`connect_worker.cli.cluster_commands`).
+- ``sluice storage format -c node.properties [--add-scram CREDENTIAL ...]``:
+  kafka-storage format for a cluster node (:mod:`connect_worker.cli.storage_commands`).
 - ``sluice test PIPELINE.properties --input RECORDS.jsonl``: the pipeline's
   converters and transforms on sample records, offline
   (:mod:`connect_worker.cli.dry_run`).
@@ -38,6 +40,7 @@ from connect_worker.cli import (
     log_commands,
     rest_client_commands,
     security_commands,
+    storage_commands,
 )
 from connect_worker.cli.broker import BrokerConfigError, run_broker_command
 from connect_worker.log_context import TEXT_FORMAT, install_filter
@@ -138,6 +141,7 @@ def _parser() -> argparse.ArgumentParser:
     log_commands.add_commands(commands)
     cluster_commands.add_commands(commands)
     security_commands.add_commands(commands)
+    storage_commands.add_commands(commands)
     rest_client_commands.add_commands(commands)
     _describe_commands(parser)
     return parser

@@ -169,6 +169,9 @@ class Broker:
             return
         await self.quorum.start()
         if self.controller_server is not None:
+            # before the controller listener serves: it checks ACLs too (a
+            # controller-only node has no broker start that would set it)
+            self.authorizer = self._authorizer()
             assert self.cluster is not None and self.cluster.controller_listener is not None
             listener = self.cluster.controller_listener
             try:
@@ -206,7 +209,8 @@ class Broker:
         self.ownership = GroupOwnership(self.offsets, self.groups)
         self.replicas.role_listeners.append(self.ownership.partition_changed)
         self.producer_ids = ProducerIdManager(self.config.log_dir)
-        self.authorizer = self._authorizer()
+        if self.authorizer is None:
+            self.authorizer = self._authorizer()
         if self.cluster_node is not None:
             self.replicas.fetcher_security = self._inter_broker_security()
             self._stop_on_log_dir_failure()

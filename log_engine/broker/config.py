@@ -69,6 +69,14 @@ class Listener:
 
 
 SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+"""Kafka's security protocols, in the order of their ids (PLAINTEXT=0 ... SASL_SSL=3)."""
+
+
+def security_protocol_id(protocol: str) -> int:
+    """Kafka's id of a security protocol name (what BrokerRegistration carries)."""
+    return SECURITY_PROTOCOLS.index(protocol)
+
+
 SECURITY_PREFIXES = (
     "ssl.",
     "sasl.",
@@ -598,7 +606,7 @@ class BrokerConfig(BaseModel):
             ):
                 return advertised[0]
         host = bound.host if bound.host not in ("", "0.0.0.0", "::") else "127.0.0.1"
-        return Listener(bound.name, host, bound.port)
+        return Listener(bound.name, host, bound.port, bound.protocol)
 
     @property
     def metrics_address(self) -> tuple[str, int] | None:

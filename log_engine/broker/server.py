@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from log_engine.broker.admission import ConnectionQuota, RequestMemoryPool
 from log_engine.broker.authorization import guard
+from log_engine.broker.authorization.controller import guard_controller
 from log_engine.broker.cluster.scram import ClusterScramStore
 from log_engine.broker.config import BrokerConfigError, Listener
 from log_engine.broker.handlers import HANDLERS, Handler, RequestContext
@@ -66,6 +67,8 @@ _ZEROS = memoryview(bytes(_MAX_CHUNK_BYTES))
 _CLIENT_HANDLERS: dict[ApiKey, Handler] = {**HANDLERS, **SECURITY_HANDLERS, **ACL_HANDLERS}
 _AUTHORIZED_HANDLERS: dict[ApiKey, Handler] = guard(_CLIENT_HANDLERS)
 """The client APIs behind their ACL gates (``authorizer.class.name`` set)."""
+_AUTHORIZED_CONTROLLER_HANDLERS: dict[ApiKey, Handler] = guard_controller(CONTROLLER_HANDLERS)
+"""The controller listener's APIs behind their cluster operations (the same)."""
 
 
 class ConnectionClosed(Exception):
@@ -210,7 +213,7 @@ class Connection:
         self._listener = listener
         self._controller = controller
         self._handlers: dict[ApiKey, Handler] = (
-            CONTROLLER_HANDLERS
+            _AUTHORIZED_CONTROLLER_HANDLERS  # each request checks broker.authorizer
             if controller
             else _AUTHORIZED_HANDLERS
             if broker.authorizer is not None

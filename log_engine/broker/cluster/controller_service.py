@@ -25,6 +25,11 @@ voter whose controller listener refused this node's quorum connections lately
 refused. A voter that is only a controller is not a registered broker and is
 ignored by the controller.
 
+Bootstrap records (``metadata/bootstrap.py``, written by ``sluice storage
+format --add-scram``): when this node's controller becomes active on a fresh
+metadata log it appends them, so the first admin's SCRAM credential is in every
+node's image before anyone needs it.
+
 Requests are turned into records and handed to ``quorum.append`` without an
 ``await`` in between, so records reach the log in the order the controller
 produced them (its speculative image assumes that order).
@@ -52,6 +57,7 @@ from log_engine.controller import (
 )
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
+from log_engine.metadata.bootstrap import is_fresh
 from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.records import (
     MetadataRecord,
@@ -81,8 +87,17 @@ class ControllerService:
     """The controller logic of one voter, wired to its quorum."""
 
     def __init__(
-        self, config: ControllerConfig, quorum: ControllerQuorum, listener: MetadataListener
+        self,
+        config: ControllerConfig,
+        quorum: ControllerQuorum,
+        listener: MetadataListener,
+        bootstrap: Sequence[MetadataRecord] = (),
     ) -> None:
+        """``bootstrap``: records for a fresh metadata log (SCRAM credentials only)."""
+        unsupported = [r for r in bootstrap if not isinstance(r, UserScramCredentialRecord)]
+        if unsupported:
+            raise ValueError(f"bootstrap records other than SCRAM credentials: {unsupported}")
+        self._bootstrap = [r for r in bootstrap if isinstance(r, UserScramCredentialRecord)]
         self.controller = QuorumController(config, random.Random())
         self.apis = ControllerApis(self.controller)
         self._quorum = quorum
@@ -243,12 +258,24 @@ class ControllerService:
                 log.info("controller: node %d refuses connections; its broker is gone", voter)
             self.controller.connection_lost(voter, now, refused=True)
 
+    async def _write_bootstrap(self) -> None:
+        """Append the bootstrap records if the committed metadata log is a fresh one."""
+        if not self._bootstrap or not is_fresh(self._listener.image):
+            return
+        users = sorted({r.name for r in self._bootstrap})
+        if await self.alter_scram((), self._bootstrap):
+            log.info(
+                "controller: wrote %d bootstrap SCRAM credential(s) (users %s) into the "
+                "new metadata log", len(self._bootstrap), ", ".join(users),
+            )  # fmt: skip
+
     async def _tick_loop(self) -> None:
         while True:
             now = now_ms()
             if self.controller.is_active and not self._activation_seen:
                 self._activation_seen = True
                 self._report_refused_voters(now)
+                await self._write_bootstrap()
             elif not self.controller.is_active:
                 self._activation_seen = False
             if self.controller.is_leader:

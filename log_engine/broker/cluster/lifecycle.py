@@ -1,7 +1,8 @@
 """``BrokerLifecycle``: a clustered broker's registration, heartbeats and shutdown (KIP-631).
 
 On start the broker registers with the active controller (BrokerRegistration:
-its id, a new incarnation id, its advertised broker listener, the cluster id)
+its id, a new incarnation id, its advertised client listeners, each with its
+security protocol id, the cluster id)
 and gets a broker epoch; it starts fenced. It then heartbeats every
 ``broker.heartbeat.interval.ms`` with the offset of the last metadata record
 it applied; the controller unfences it once that offset reaches its
@@ -27,14 +28,13 @@ from typing import Any
 
 from log_engine.broker.cluster.channel import ControllerChannel
 from log_engine.errors import ErrorCode
-from log_engine.metadata.types import BrokerEndpoint
+from log_engine.metadata.records import Endpoint
 from log_engine.protocol import ApiKey
 
 log = logging.getLogger(__name__)
 
 REGISTRATION_VERSION = 3
 HEARTBEAT_VERSION = 1
-PLAINTEXT = 0  # security protocol id
 _RETRY_S = 0.2
 
 
@@ -45,7 +45,7 @@ class BrokerLifecycle:
         self,
         broker_id: int,
         cluster_id: str,
-        endpoints: Callable[[], tuple[BrokerEndpoint, ...]],
+        endpoints: Callable[[], tuple[Endpoint, ...]],
         channel: ControllerChannel,
         metadata_offset: Callable[[], int],
         heartbeat_interval_ms: int,
@@ -108,8 +108,8 @@ class BrokerLifecycle:
             "cluster_id": self._cluster_id,
             "incarnation_id": self.incarnation_id,
             "listeners": [
-                {"name": e.listener, "host": e.host, "port": e.port,
-                 "security_protocol": PLAINTEXT}
+                {"name": e.name, "host": e.host, "port": e.port,
+                 "security_protocol": e.security_protocol}
                 for e in self._endpoints()
             ],
             "features": [],

@@ -30,11 +30,13 @@ from log_engine.broker.cluster.local_state import LocalReplicaState
 from log_engine.broker.cluster.offsets_topic import OffsetsTopic
 from log_engine.broker.cluster.producer_ids import ControllerProducerIds
 from log_engine.broker.cluster.snapshots import MetadataSnapshotter
+from log_engine.broker.config import security_protocol_id
 from log_engine.controller import ControllerConfig
+from log_engine.metadata.bootstrap import read_bootstrap
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.publisher import ReplicaStatePublisher
-from log_engine.metadata.types import BrokerEndpoint
+from log_engine.metadata.records import Endpoint
 
 if TYPE_CHECKING:
     from log_engine.broker.broker import Broker
@@ -77,6 +79,7 @@ class ClusterNode:
                 ),
                 self.quorum,
                 listener,
+                read_bootstrap(config.log_dir),
             )
         self.snapshotter = MetadataSnapshotter(
             self.quorum, listener, config.metadata_log_max_record_bytes_between_snapshots
@@ -103,9 +106,11 @@ class ClusterNode:
         """Partitions of the replicated ``__consumer_offsets`` (the group placement)."""
         return self.offsets_topic.partition_count()
 
-    def _endpoints(self) -> tuple[BrokerEndpoint, ...]:
+    def _endpoints(self) -> tuple[Endpoint, ...]:
+        """The advertised client listeners, with their security protocol ids."""
         return tuple(
-            BrokerEndpoint(a.name, a.host, a.port) for a in self._broker.advertised_endpoints()
+            Endpoint(a.name, a.host, a.port, security_protocol_id(a.protocol))
+            for a in self._broker.advertised_endpoints()
         )
 
     def start_controller(self) -> None:

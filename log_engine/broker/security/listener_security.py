@@ -22,6 +22,7 @@ from log_engine.broker.security.reauthentication import (
     max_reauth_ms_by_mechanism,
 )
 from log_engine.broker.security.scram_store import (
+    MIN_ITERATIONS,
     SCRAM_MECHANISMS,
     ScramCredential,
     ScramCredentialStore,
@@ -39,6 +40,7 @@ _CLIENT_AUTH = {
     "requested": ssl.CERT_OPTIONAL,
     "required": ssl.CERT_REQUIRED,
 }
+MAX_ITERATIONS = 16384  # Kafka's bound for SCRAM credentials
 _BOOTSTRAP_ENTRY = re.compile(r"(SCRAM-SHA-(?:256|512))=\[([^\]]*)\]")
 
 
@@ -204,24 +206,50 @@ def _plain_users(lookup: _Lookup) -> dict[str, str]:
     return users
 
 
-def bootstrap_scram_users(store: ScramCredentialStore, text: str) -> None:
-    """``sasl.scram.bootstrap.users``: Kafka's ``--add-scram`` syntax, e.g.
-    ``SCRAM-SHA-512=[name=admin,password=admin-secret]`` (several separated by
-    spaces or ``;``); ``iterations=N`` optional. A user already in the store keeps
-    its stored credential (a password changed through the admin API wins)."""
-    for mechanism, body in _BOOTSTRAP_ENTRY.findall(text):
-        options = dict(
-            part.split("=", 1) for part in body.split(",") if "=" in part
+@dataclass(frozen=True)
+class ScramEntry:
+    """One credential of Kafka's ``--add-scram`` syntax (the password in clear)."""
+
+    mechanism: str
+    name: str
+    password: str = field(repr=False)
+    iterations: int = MIN_ITERATIONS
+
+
+def parse_scram_entries(text: str, source: str = "sasl.scram.bootstrap.users") -> list[ScramEntry]:
+    """Kafka's ``--add-scram`` syntax, e.g. ``SCRAM-SHA-512=[name=admin,password=admin-secret]``
+    (several separated by spaces or ``;``); ``iterations=N`` optional (4096-16384,
+    Kafka's bounds).
+    ``source`` names the setting in error messages."""
+    entries: list[ScramEntry] = []
+    found = _BOOTSTRAP_ENTRY.findall(text)
+    if text.strip() and not found:
+        raise SecurityConfigError(
+            f"{source}: expected SCRAM-SHA-256=[name=...,password=...] or SCRAM-SHA-512=[...]"
         )
+    for mechanism, body in found:
+        options = dict(part.split("=", 1) for part in body.split(",") if "=" in part)
         options = {k.strip(): v.strip().strip('"') for k, v in options.items()}
         if "name" not in options or "password" not in options:
+            raise SecurityConfigError(f"{source}: {mechanism} entry needs name= and password=")
+        iterations = options.get("iterations", str(MIN_ITERATIONS))
+        if not iterations.isdigit() or not MIN_ITERATIONS <= int(iterations) <= MAX_ITERATIONS:
             raise SecurityConfigError(
-                f"sasl.scram.bootstrap.users: {mechanism} entry needs name= and password="
+                f"{source}: iterations={iterations!r} of user {options['name']} is not "
+                f"a number in {MIN_ITERATIONS}-{MAX_ITERATIONS}"
             )
-        if store.get(mechanism, options["name"]) is None:
-            iterations = int(options.get("iterations", "4096"))
+        entries.append(ScramEntry(mechanism, options["name"], options["password"], int(iterations)))
+    return entries
+
+
+def bootstrap_scram_users(store: ScramCredentialStore, text: str) -> None:
+    """``sasl.scram.bootstrap.users`` (:func:`parse_scram_entries`) into this broker's
+    local store. A user already in the store keeps its stored credential (a password
+    changed through the admin API wins)."""
+    for entry in parse_scram_entries(text):
+        if store.get(entry.mechanism, entry.name) is None:
             store.set(
-                mechanism,
-                options["name"],
-                ScramCredential.from_password(mechanism, options["password"], iterations),
+                entry.mechanism,
+                entry.name,
+                ScramCredential.from_password(entry.mechanism, entry.password, entry.iterations),
             )

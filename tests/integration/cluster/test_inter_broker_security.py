@@ -5,7 +5,8 @@ Three nodes with a plaintext client listener and a SASL_SSL listener named by
 and SCRAM-SHA-512 as ``User:broker`` (``sasl.mechanism.inter.broker.protocol``,
 ``listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config``). With the
 authorizer on and every principal denied CLUSTER_ACTION, followers still fetch
-(``User:broker`` is a super user), so acks=all with RF=3 and
+and the nodes still heartbeat (``User:broker``, a super user, is also the
+controller listener's login), so acks=all with RF=3 and
 ``min.insync.replicas=3`` works. A node given a wrong inter-broker password
 cannot fetch: it falls out of the ISR of the partitions it follows and says
 why in its log.
@@ -80,8 +81,10 @@ def _running(nodes: LocalCluster) -> Iterator[LocalCluster]:
 
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
-    settings = _settings(TestCA(tmp_path / "ca"), tmp_path)
-    yield from _running(LocalCluster(tmp_path, extra_listeners=("SASL_SSL",), **settings))
+    # the controller listener logs in as User:broker too: the ACL below denies
+    # CLUSTER_ACTION to everyone else, User:ANONYMOUS of a PLAINTEXT controller
+    # listener included (its heartbeats would be refused)
+    yield from _running(_secured_controllers(tmp_path))
 
 
 @pytest.fixture

@@ -20,6 +20,8 @@ import pytest
 from harness.broker_process import BrokerProcess, free_port
 from harness.cluster import LocalCluster
 from harness.tls_certs import Issued, TestCA
+from log_engine.metadata.records import RegisterBrokerRecord, decode_record
+from log_engine.replication.raft.file_storage import decode_entries
 
 PLAIN_JAAS = (
     "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -130,3 +132,14 @@ def test_cluster_metadata_names_the_endpoints_of_the_listener_asked(
         assert secure == {n: v.listener_ports["SASL_SSL"] for n, v in cluster.nodes.items()}
         plain = _broker_ports(["kcat", "-b", node.bootstrap])
         assert plain == {n: v.broker_port for n, v in cluster.nodes.items()}
+    # each broker registered every listener with its security protocol id (Kafka's:
+    # PLAINTEXT 0, SASL_SSL 3), which the RegisterBrokerRecords keep
+    log = (cluster.directory / "data1" / "__cluster_metadata-0" / "raft.log").read_bytes()
+    entries, _ = decode_entries(log)
+    records = [decode_record(e.payload) for e in entries if not e.control]
+    registered = {r.broker_id: r for r in records if isinstance(r, RegisterBrokerRecord)}
+    assert sorted(registered) == [1, 2, 3]
+    for record in registered.values():
+        assert {e.name: e.security_protocol for e in record.endpoints} == {
+            "PLAINTEXT": 0, "SASL_SSL": 3,
+        }  # fmt: skip

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from harness.tls_certs import TestCA, pkcs12_keystore
-from log_engine.broker.config import BrokerConfig, BrokerConfigError
+from log_engine.broker.config import BrokerConfig, BrokerConfigError, security_protocol_id
 from log_engine.broker.security.inter_broker import CONTROLLER_MECHANISM, client_settings
 from log_engine.broker.security.listener_security import SecurityConfigError
 from log_engine.client.config import ClientConfig
@@ -132,3 +132,19 @@ def test_a_secured_controller_listener_gives_the_cluster_its_client_keys() -> No
     with pytest.raises(BrokerConfigError, match="controller listener CONTROLLER"):
         _config(**{"listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,"
                    "CONTROLLER:SASL_SSL", "sasl.mechanism.controller.protocol": "PLAIN"})
+
+
+def test_each_listener_registers_with_its_security_protocol_id() -> None:
+    config = _config(
+        **{
+            "listeners": "PLAINTEXT://127.0.0.1:9092,SASL_SSL://127.0.0.1:9094,"
+            "INTERNAL://127.0.0.1:9095,EXTERNAL://0.0.0.0:9096,CONTROLLER://127.0.0.1:9093",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SASL_SSL:SASL_SSL,"
+            "INTERNAL:SSL,EXTERNAL:SASL_PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "advertised.listeners": "SASL_SSL://kafka1.example.com:9094",
+        }
+    )
+    advertised = [config.advertised_for(bound) for bound in config.broker_listeners]
+    assert [(a.name, security_protocol_id(a.protocol)) for a in advertised] == [
+        ("PLAINTEXT", 0), ("SASL_SSL", 3), ("INTERNAL", 1), ("EXTERNAL", 2),
+    ]  # fmt: skip
