@@ -8,6 +8,7 @@ One broker per listener kind: SASL_SSL (PLAIN, SCRAM-SHA-256/512), SASL_PLAINTEX
 from __future__ import annotations
 
 import asyncio
+import itertools
 import shutil
 import socket
 import ssl
@@ -216,7 +217,10 @@ def test_our_client_over_sasl_ssl_scram_sha_256(sasl_ssl: BrokerProcess, pki: Pk
         tp = TopicPartition(topic, 0)
         consumer.assign([tp])
         consumer.seek(tp, 0)
-        values = [r.value for _ in range(20) for r in consumer.poll(0.5)][:1]
+        values = next(
+            ([r.value for r in records] for _ in range(40) if (records := consumer.poll(0.5))),
+            [],
+        )[:1]
     finally:
         consumer.close()
     assert values == [b"secret payload"]
@@ -293,7 +297,7 @@ def test_kafka_python_over_sasl_plaintext(
         topic, auto_offset_reset="earliest", consumer_timeout_ms=10000, **conf
     )
     try:
-        values = [m.value for m in consumer][:1]
+        values = [m.value for m in itertools.islice(consumer, 1)]  # stops at the first
     finally:
         consumer.close()
     assert values == [b"hello"]

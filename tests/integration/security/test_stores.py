@@ -227,7 +227,10 @@ def test_our_client_with_pkcs12_and_jks_trust_stores(
             tp = TopicPartition(topic, 0)
             consumer.assign([tp])
             consumer.seek(tp, 0)
-            values = [r.value for _ in range(20) for r in consumer.poll(0.5)][:1]
+            values = next(
+                ([r.value for r in records] for _ in range(40) if (records := consumer.poll(0.5))),
+                [],
+            )[:1]
         finally:
             consumer.close()
         assert values == [b"v"]
@@ -243,7 +246,7 @@ def _acl(user: str, topic: str, operation: AclOperation) -> AclBinding:
 def _produce_error(conf: dict[str, str], topic: str) -> confluent_kafka.KafkaError | None:
     results: list[confluent_kafka.KafkaError | None] = []
     producer = confluent_kafka.Producer(
-        {**conf, "message.timeout.ms": "15000", "allow.auto.create.topics": "false"}
+        {"message.timeout.ms": "15000", "allow.auto.create.topics": "false", **conf}
     )
     producer.produce(topic, b"v", on_delivery=lambda err, _msg: results.append(err))
     producer.flush(30)
