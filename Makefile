@@ -38,7 +38,7 @@ test: system-deps $(VENV)/.installed-dev test-brokers lint
 	$(BIN)/pytest -n 2 tests/unit        # pure and CPU-bound: both cores
 	# real servers and processes: two files at a time (each file's tests together, so a
 	# module's servers start once); most of these tests wait on processes, not the CPU
-	$(BIN)/pytest -n 2 --dist loadfile --ignore=tests/unit
+	$(BIN)/pytest -n 2 --dist loadfile --durations=20 --ignore=tests/unit
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench.storage --quick
