@@ -4,7 +4,11 @@ a Kafka Connect user writes to reach it (Java's names: ``ssl.truststore.location
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+
+import confluent_kafka
 
 from harness.broker_process import BrokerProcess, free_port
 from harness.tls_certs import TestCA
@@ -42,3 +46,44 @@ def sasl_ssl_client_props(ca: TestCA, user: str, password: str) -> dict[str, str
         "ssl.truststore.type": "PEM",
         "ssl.truststore.location": str(ca.cert),
     }
+
+
+def listener_broker(root: Path, listener: str, **settings: str) -> Iterator[BrokerProcess]:
+    """A fixture body: a broker whose one listener is ``listener`` (``SSL``,
+    ``SASL_SSL``, ...) on a free port with ``settings``, started; after the
+    yield it is stopped and must exit 0."""
+    port = free_port()
+    process = BrokerProcess(
+        root / "data",
+        port=port,
+        listeners=f"{listener}://127.0.0.1:{port}",
+        **{"listener.security.protocol.map": f"{listener}:{listener}"},
+        **settings,
+    ).start()
+    yield process
+    assert process.stop() == 0, process.log_text()
+
+
+def confluent_roundtrip(conf: dict[str, str], count: int = 5) -> list[bytes]:
+    """Produce ``v0``..``v<count-1>`` to a new topic with confluent-kafka and read
+    them back in a new group, both with ``conf``: the values read."""
+    topic = f"sec-{uuid.uuid4().hex[:8]}"
+    producer = confluent_kafka.Producer(conf)
+    for i in range(count):
+        producer.produce(topic, f"v{i}".encode())
+    assert producer.flush(30) == 0
+    consumer = confluent_kafka.Consumer(
+        {**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"}
+    )
+    consumer.subscribe([topic])
+    values: list[bytes] = []
+    try:
+        for _ in range(60):
+            message = consumer.poll(1.0)
+            if message is not None and message.error() is None:
+                values.append(message.value() or b"")
+            if len(values) == count:
+                break
+    finally:
+        consumer.close()
+    return values

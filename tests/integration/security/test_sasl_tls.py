@@ -23,7 +23,8 @@ import confluent_kafka.admin
 import kafka
 import pytest
 
-from harness.broker_process import BrokerProcess, free_port
+from harness.broker_process import BrokerProcess
+from harness.secured_broker import confluent_roundtrip, listener_broker
 from harness.tls_certs import Issued, TestCA
 from log_engine.broker.security import ListenerSecurity
 from log_engine.broker.security.connection_auth import tls_principal
@@ -58,22 +59,9 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
     return Pki(tmp_path_factory.mktemp("pki"))
 
 
-def _start(root: Path, listener: str, **settings: str) -> Iterator[BrokerProcess]:
-    port = free_port()
-    process = BrokerProcess(
-        root / "data",
-        port=port,
-        listeners=f"{listener}://127.0.0.1:{port}",
-        **{"listener.security.protocol.map": f"{listener}:{listener}"},
-        **settings,
-    ).start()
-    yield process
-    assert process.stop() == 0, process.log_text()
-
-
 @pytest.fixture(scope="module")
 def sasl_ssl(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    yield from _start(
+    yield from listener_broker(
         tmp_path_factory.mktemp("sasl_ssl"),
         "SASL_SSL",
         **{
@@ -88,7 +76,7 @@ def sasl_ssl(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Bro
 
 @pytest.fixture(scope="module")
 def sasl_plaintext(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    yield from _start(
+    yield from listener_broker(
         tmp_path_factory.mktemp("sasl_plaintext"),
         "SASL_PLAINTEXT",
         **{
@@ -102,7 +90,7 @@ def sasl_plaintext(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerP
 
 @pytest.fixture(scope="module")
 def mutual_tls(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
-    yield from _start(
+    yield from listener_broker(
         tmp_path_factory.mktemp("ssl"),
         "SSL",
         **{
@@ -113,29 +101,6 @@ def mutual_tls(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[B
             "ssl.client.auth": "required",
         },
     )
-
-
-def _confluent_roundtrip(conf: dict[str, str]) -> list[bytes]:
-    topic = f"sec-{uuid.uuid4().hex[:8]}"
-    producer = confluent_kafka.Producer(conf)
-    for i in range(5):
-        producer.produce(topic, f"v{i}".encode())
-    assert producer.flush(30) == 0
-    consumer = confluent_kafka.Consumer(
-        {**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"}
-    )
-    consumer.subscribe([topic])
-    values: list[bytes] = []
-    try:
-        for _ in range(60):
-            message = consumer.poll(1.0)
-            if message is not None and message.error() is None:
-                values.append(message.value())
-            if len(values) == 5:
-                break
-    finally:
-        consumer.close()
-    return values
 
 
 def _ssl_conf(broker: BrokerProcess, pki: Pki, mechanism: str, user: str, password: str) -> dict:
@@ -157,7 +122,7 @@ def test_confluent_kafka_over_sasl_ssl(
     sasl_ssl: BrokerProcess, pki: Pki, mechanism: str, user: str, password: str
 ) -> None:
     conf = _ssl_conf(sasl_ssl, pki, mechanism, user, password)
-    assert _confluent_roundtrip(conf) == [f"v{i}".encode() for i in range(5)]
+    assert confluent_roundtrip(conf) == [f"v{i}".encode() for i in range(5)]
 
 
 def test_kcat_over_sasl_ssl_scram(sasl_ssl: BrokerProcess, pki: Pki) -> None:
@@ -349,7 +314,7 @@ def test_mutual_tls(mutual_tls: BrokerProcess, pki: Pki) -> None:
         "ssl.certificate.location": str(pki.alice.cert),
         "ssl.key.location": str(pki.alice.key),
     }
-    assert _confluent_roundtrip(with_cert) == [f"v{i}".encode() for i in range(5)]
+    assert confluent_roundtrip(with_cert) == [f"v{i}".encode() for i in range(5)]
     _open(ClientConfig.from_mapping({**base, "ssl.keystore.location": str(pki.alice.pem)}))
     for refused in (
         base,  # no client certificate

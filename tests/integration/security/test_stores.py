@@ -27,6 +27,7 @@ from confluent_kafka.admin import (
 )
 
 from harness.broker_process import BrokerProcess, free_port
+from harness.secured_broker import confluent_roundtrip
 from harness.tls_certs import (
     Issued,
     TestCA,
@@ -150,29 +151,6 @@ def mtls_broker(
     assert process.stop() == 0, process.log_text()
 
 
-def _roundtrip(conf: dict[str, str]) -> list[bytes]:
-    topic = f"stores-{uuid.uuid4().hex[:8]}"
-    producer = confluent_kafka.Producer(conf)
-    for i in range(3):
-        producer.produce(topic, f"v{i}".encode())
-    assert producer.flush(30) == 0
-    consumer = confluent_kafka.Consumer(
-        {**conf, "group.id": f"g-{topic}", "auto.offset.reset": "earliest"}
-    )
-    consumer.subscribe([topic])
-    values: list[bytes] = []
-    try:
-        for _ in range(60):
-            message = consumer.poll(1.0)
-            if message is not None and message.error() is None:
-                values.append(message.value())
-            if len(values) == 3:
-                break
-    finally:
-        consumer.close()
-    return values
-
-
 def _librdkafka_p12(broker: BrokerProcess, stores: Stores, p12: Path) -> dict[str, str]:
     return {
         "bootstrap.servers": broker.bootstrap,
@@ -191,7 +169,7 @@ def test_confluent_kafka_talks_to_a_pkcs12_keystore_listener(
         "security.protocol": "SSL",
         "ssl.ca.location": str(stores.ca.cert),
     }
-    assert _roundtrip(conf) == [b"v0", b"v1", b"v2"]
+    assert confluent_roundtrip(conf, 3) == [b"v0", b"v1", b"v2"]
     assert P12_PASSWORD not in pkcs12_broker.log_text()
 
 

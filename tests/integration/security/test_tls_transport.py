@@ -15,12 +15,12 @@ import ssl
 import struct
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import confluent_kafka
 import pytest
 
-from harness.broker_process import BrokerProcess, free_port
+from harness.broker_process import BrokerProcess
+from harness.secured_broker import listener_broker
 from harness.tls_certs import TestCA
 from harness.wait import wait_for
 
@@ -32,23 +32,10 @@ def ca(tmp_path_factory: pytest.TempPathFactory) -> TestCA:
     return TestCA(tmp_path_factory.mktemp("pki"))
 
 
-def _broker(root: Path, listener: str, **settings: str) -> Iterator[BrokerProcess]:
-    port = free_port()
-    process = BrokerProcess(
-        root / "data",
-        port=port,
-        listeners=f"{listener}://127.0.0.1:{port}",
-        **{"listener.security.protocol.map": f"{listener}:{listener}"},
-        **settings,
-    ).start()
-    yield process
-    assert process.stop() == 0, process.log_text()
-
-
 @pytest.fixture(scope="module")
 def sasl_ssl(ca: TestCA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     server = ca.issue("localhost", server=True)
-    yield from _broker(
+    yield from listener_broker(
         tmp_path_factory.mktemp("sasl_ssl"),
         "SASL_SSL",
         **{
@@ -63,7 +50,7 @@ def sasl_ssl(ca: TestCA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[B
 @pytest.fixture(scope="module")
 def mutual_tls(ca: TestCA, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrokerProcess]:
     server = ca.issue("localhost", server=True)
-    yield from _broker(
+    yield from listener_broker(
         tmp_path_factory.mktemp("ssl"),
         "SSL",
         **{
