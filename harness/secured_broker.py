@@ -12,6 +12,7 @@ import confluent_kafka
 
 from harness.broker_process import BrokerProcess, free_port
 from harness.tls_certs import TestCA
+from log_engine.client import SyncConsumer, SyncProducer, TopicPartition
 
 SCRAM_JAAS = (
     "org.apache.kafka.common.security.scram.ScramLoginModule required "
@@ -87,3 +88,22 @@ def confluent_roundtrip(conf: dict[str, str], count: int = 5) -> list[bytes]:
     finally:
         consumer.close()
     return values
+
+
+def our_roundtrip(settings: dict[str, str], value: bytes) -> list[bytes]:
+    """Send ``value`` to a new topic with Sluice's producer and read partition 0 back
+    with Sluice's consumer, both with ``settings``: the first records read."""
+    topic = f"ours-{uuid.uuid4().hex[:8]}"
+    with SyncProducer(settings) as producer:
+        producer.send(topic, value).result(timeout=30)
+    consumer = SyncConsumer(settings)
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek(tp, 0)
+        for _ in range(60):
+            if records := consumer.poll(0.5):
+                return [r.value or b"" for r in records]
+        return []
+    finally:
+        consumer.close()

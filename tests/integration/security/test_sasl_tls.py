@@ -24,11 +24,11 @@ import kafka
 import pytest
 
 from harness.broker_process import BrokerProcess
-from harness.secured_broker import confluent_roundtrip, listener_broker
+from harness.secured_broker import confluent_roundtrip, listener_broker, our_roundtrip
 from harness.tls_certs import Issued, TestCA
 from log_engine.broker.security import ListenerSecurity
 from log_engine.broker.security.connection_auth import tls_principal
-from log_engine.client import ClientConfig, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import ClientConfig, SyncProducer
 from log_engine.client.connection import BrokerConnection
 from log_engine.client.security import SslAuthenticationError
 from log_engine.errors import KafkaError
@@ -174,21 +174,7 @@ def test_our_client_over_sasl_ssl_scram_sha_256(sasl_ssl: BrokerProcess, pki: Pk
         "sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule "
         'required username="carol" password="carol-secret";',
     }
-    topic = f"ours-{uuid.uuid4().hex[:8]}"
-    with SyncProducer(settings) as producer:
-        producer.send(topic, b"secret payload").result(timeout=30)
-    consumer = SyncConsumer(settings)
-    try:
-        tp = TopicPartition(topic, 0)
-        consumer.assign([tp])
-        consumer.seek(tp, 0)
-        values = next(
-            ([r.value for r in records] for _ in range(40) if (records := consumer.poll(0.5))),
-            [],
-        )[:1]
-    finally:
-        consumer.close()
-    assert values == [b"secret payload"]
+    assert our_roundtrip(settings, b"secret payload")[:1] == [b"secret payload"]
 
 
 def _open(config: ClientConfig) -> None:

@@ -27,7 +27,7 @@ from confluent_kafka.admin import (
 )
 
 from harness.broker_process import BrokerProcess, free_port
-from harness.secured_broker import confluent_roundtrip
+from harness.secured_broker import confluent_roundtrip, our_roundtrip
 from harness.tls_certs import (
     Issued,
     TestCA,
@@ -35,7 +35,7 @@ from harness.tls_certs import (
     pkcs12_keystore,
     truststore,
 )
-from log_engine.client import ClientConfig, SyncConsumer, SyncProducer, TopicPartition
+from log_engine.client import ClientConfig, SyncProducer
 
 KCAT = shutil.which("kcat") or "kcat"
 AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
@@ -197,21 +197,7 @@ def test_our_client_with_pkcs12_and_jks_trust_stores(
             "ssl.truststore.location": str(location),
             "ssl.truststore.password": TRUST_PASSWORD,
         }
-        topic = f"ours-{store_type.lower()}-{uuid.uuid4().hex[:6]}"
-        with SyncProducer(config) as producer:
-            producer.send(topic, b"v").result(timeout=30)
-        consumer = SyncConsumer(config)
-        try:
-            tp = TopicPartition(topic, 0)
-            consumer.assign([tp])
-            consumer.seek(tp, 0)
-            values = next(
-                ([r.value for r in records] for _ in range(40) if (records := consumer.poll(0.5))),
-                [],
-            )[:1]
-        finally:
-            consumer.close()
-        assert values == [b"v"]
+        assert our_roundtrip(config, b"v")[:1] == [b"v"]
 
 
 def _acl(user: str, topic: str, operation: AclOperation) -> AclBinding:
