@@ -8,8 +8,10 @@ refuses; Sluice's own client with the same keys is refused or served the same wa
 
 from __future__ import annotations
 
+import shutil
 import socket
 import ssl
+import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ SUITE_IANA = "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256"
 SUITE_OPENSSL = "ECDHE-ECDSA-AES128-GCM-SHA256"
 OTHER_SUITE_IANA = "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"
 OTHER_SUITE_OPENSSL = "ECDHE-ECDSA-AES256-GCM-SHA384"
+KCAT = shutil.which("kcat") or "kcat"
 
 
 class Pki:
@@ -127,6 +130,20 @@ def test_our_client_applies_the_same_keys(broker: BrokerProcess, pki: Pki) -> No
         same.pop("default.api.timeout.ms")
         with SyncProducer(same) as producer:
             producer.send(topic, suites.encode()).result(timeout=30)
+
+
+def test_kcat_with_librdkafkas_suite_names(broker: BrokerProcess, pki: Pki) -> None:
+    port = broker.tls12_port  # type: ignore[attr-defined]
+    common = [KCAT, "-b", f"127.0.0.1:{port}", "-X", "security.protocol=SSL",
+              "-X", f"ssl.ca.location={pki.ca.cert}", "-m", "5", "-L"]  # fmt: skip
+    served = subprocess.run(
+        [*common, "-X", f"ssl.cipher.suites={SUITE_OPENSSL}"], capture_output=True, timeout=60
+    )
+    assert served.returncode == 0 and b"1 brokers" in served.stdout, served.stderr
+    refused = subprocess.run(
+        [*common, "-X", f"ssl.cipher.suites={OTHER_SUITE_OPENSSL}"], capture_output=True, timeout=60
+    )
+    assert refused.returncode != 0, refused.stdout
 
 
 @pytest.mark.parametrize(
