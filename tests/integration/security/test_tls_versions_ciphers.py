@@ -173,7 +173,9 @@ def test_bad_values_stop_the_broker(
     broker = BrokerProcess(
         tmp_path / "data", port=port, **{**_settings(pki, tls12_port, port), **settings}
     )
-    with pytest.raises(RuntimeError, match="exited early"):
-        broker.start()
-    broker.stop()
+    try:
+        with pytest.raises(RuntimeError, match="exited early"):
+            broker.start()
+    finally:
+        broker.stop()  # also a broker that wrongly started
     assert expected in broker.log_text()
