@@ -13,6 +13,8 @@ Kafka clients use, as in Connect). Stores are loaded as on the broker
   client certificates must chain to, and that a worker trusts when it forwards
   a request to another worker over HTTPS (unset: the system's CAs);
 - ``ssl.client.auth``: ``none`` (default), ``requested``, ``required``;
+- ``ssl.enabled.protocols``, ``ssl.protocol``, ``ssl.cipher.suites``: the TLS
+  versions and cipher suites of both contexts (:mod:`log_engine.client.tls_policy`);
 - ``ssl.endpoint.identification.algorithm``: ``https`` (default: the other
   worker's certificate must name its host) or empty/``none``.
 
@@ -27,6 +29,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from log_engine.client.tls_policy import apply_tls_policy
 from log_engine.client.tls_stores import StoreError, StoreKeys, load_keystore, load_truststore
 
 HTTPS_PREFIX = "listeners.https."
@@ -72,7 +75,7 @@ class RestTlsSettings:
     def server_context(self) -> ssl.SSLContext:
         """The HTTPS listener's context; :class:`RestTlsError` names a bad key."""
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self._apply_policy(context)
         if not self.has_keystore():
             raise RestTlsError(
                 "an https:// listener needs listeners.https.ssl.keystore.location (a PEM, "
@@ -93,7 +96,7 @@ class RestTlsSettings:
     def client_context(self) -> ssl.SSLContext:
         """The context a worker uses to reach other workers' HTTPS listeners."""
         context = ssl.create_default_context()
-        context.minimum_version = ssl.TLSVersion.TLSv1_2
+        self._apply_policy(context)
         self._load_truststore(context)  # the configured CAs, besides the system's
         algorithm = (self.get("ssl.endpoint.identification.algorithm") or "https").lower()
         if algorithm in ("", "none"):
@@ -104,6 +107,12 @@ class RestTlsSettings:
 
     def _keys(self) -> StoreKeys:
         return StoreKeys(self.get, self.name)
+
+    def _apply_policy(self, context: ssl.SSLContext) -> None:
+        try:
+            apply_tls_policy(context, self._keys())
+        except StoreError as exc:
+            raise RestTlsError(str(exc)) from None
 
     def _load_keystore(self, context: ssl.SSLContext) -> None:
         try:

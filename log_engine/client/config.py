@@ -111,6 +111,24 @@ class ClientConfig(BaseModel):
         description="https: the broker certificate must name the host connected to; "
         "none or empty: skip that check (the chain is still verified)",
     )
+    ssl_enabled_protocols: str | None = Field(
+        None,
+        alias="ssl.enabled.protocols",
+        description="TLS versions allowed: TLSv1.2 and/or TLSv1.3, comma-separated "
+        "(unset: both, as Kafka)",
+    )
+    ssl_protocol: str | None = Field(
+        None,
+        alias="ssl.protocol",
+        description="TLSv1.3, TLSv1.2 or TLS (checked only; ssl.enabled.protocols narrows)",
+    )
+    ssl_cipher_suites: str | None = Field(
+        None,
+        alias="ssl.cipher.suites",
+        description="TLS 1.2 cipher suites, comma-separated: IANA names "
+        "(TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384) or OpenSSL names; TLS 1.3 suites "
+        "are accepted but stay OpenSSL's defaults (docs/security.md)",
+    )
     sasl_mechanism: Literal["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"] = Field(
         "PLAIN",
         alias="sasl.mechanism",
@@ -228,7 +246,8 @@ class ClientConfig(BaseModel):
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any] | None = None, /, **kwargs: Any) -> Self:
         """Validate a mapping of Kafka names (or Python names) plus keyword overrides;
-        on SSL/SASL_SSL the key and trust stores are opened too (``StoreError``)."""
+        on SSL/SASL_SSL the key and trust stores are opened too, and the TLS versions
+        and suites are checked (``StoreError``)."""
         merged = dict(values or {})
         merged.update(kwargs)
         config = cls.model_validate(merged)
@@ -238,6 +257,10 @@ class ClientConfig(BaseModel):
             from log_engine.client.tls import client_context
 
             client_context(config)
+        elif config.ssl_enabled_protocols or config.ssl_protocol or config.ssl_cipher_suites:
+            from log_engine.client.tls import tls_policy
+
+            tls_policy(config)  # checked even while unused, as Kafka checks them
         return config
 
     def addresses(self) -> list[tuple[str, int]]:

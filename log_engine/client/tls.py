@@ -8,7 +8,9 @@ client certificate for mutual TLS from ``ssl.certificate.location`` (+
 ``ssl.key.location``, PEM files as librdkafka reads them), from
 ``ssl.keystore.location`` (PEM, PKCS12 or JKS, ``ssl.keystore.password``), or
 from ``ssl.certificate.pem``/``ssl.keystore.certificate.chain`` +
-``ssl.key.pem``/``ssl.keystore.key`` as text.
+``ssl.key.pem``/``ssl.keystore.key`` as text. ``ssl.enabled.protocols``, ``ssl.protocol`` and
+``ssl.cipher.suites`` narrow the versions and suites
+(:mod:`log_engine.client.tls_policy`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import SecretStr
 
+from log_engine.client.tls_policy import TlsPolicy
 from log_engine.client.tls_stores import StoreError, StoreKeys, load_keystore, load_truststore
 
 if TYPE_CHECKING:
@@ -40,15 +43,23 @@ def _store_keys(config: ClientConfig) -> StoreKeys:
         "ssl.key.password": _secret(config.ssl_key_password),
         "ssl.keystore.certificate.chain": config.ssl_certificate_pem,
         "ssl.keystore.key": _secret(config.ssl_key_pem),
+        "ssl.enabled.protocols": config.ssl_enabled_protocols,
+        "ssl.protocol": config.ssl_protocol,
+        "ssl.cipher.suites": config.ssl_cipher_suites,
     }
     return StoreKeys(values.get)
+
+
+def tls_policy(config: ClientConfig) -> TlsPolicy:
+    """The client's TLS versions and suites; :class:`StoreError` names a bad key."""
+    return TlsPolicy.from_keys(_store_keys(config))
 
 
 def client_context(config: ClientConfig) -> ssl.SSLContext:
     """The TLS context of an SSL / SASL_SSL client; :class:`StoreError` names a bad key."""
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
     keys = _store_keys(config)
+    TlsPolicy.from_keys(keys).apply(context)
     if not load_truststore(context, keys):
         context.load_default_certs()
     if config.ssl_endpoint_identification_algorithm != "https":

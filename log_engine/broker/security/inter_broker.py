@@ -14,7 +14,8 @@ security protocol and Kafka's broker keys for the broker's own credentials:
 - TLS: the CAs to trust from ``ssl.truststore.*``, the broker's own key
   store (``ssl.keystore.*``, any type) as client certificate when the other side asks
   for one, ``ssl.endpoint.identification.algorithm`` (default ``https``: the
-  certificate must name the host), each with Kafka's
+  certificate must name the host), ``ssl.enabled.protocols``, ``ssl.protocol``
+  and ``ssl.cipher.suites`` (the listener's own versions and suites), each with Kafka's
   ``listener.name.<listener>.`` override first.
 
 The result is a mapping of client keys (:class:`log_engine.client.config.ClientConfig`).
@@ -67,6 +68,9 @@ def client_settings(
             "ssl.truststore.password",
             "ssl.keystore.type",
             "ssl.key.password",
+            "ssl.enabled.protocols",
+            "ssl.protocol",
+            "ssl.cipher.suites",
             *keystore_keys,
         ):
             if value := get(key):

@@ -3,7 +3,9 @@
 Settings are Kafka's broker keys, each looked up first with the listener prefix
 ``listener.name.<listener name lower-case>.`` and then bare (Kafka's override
 rule). Key stores and trust stores may be PEM, PKCS12 or JKS
-(:mod:`log_engine.client.tls_stores`); ``ssl.principal.mapping.rules`` maps client
+(:mod:`log_engine.client.tls_stores`); ``ssl.enabled.protocols``,
+``ssl.protocol`` and ``ssl.cipher.suites`` narrow the context
+(:mod:`log_engine.client.tls_policy`); ``ssl.principal.mapping.rules`` maps client
 certificate subjects to principals (:mod:`.principal_mapping`).
 """
 
@@ -29,6 +31,7 @@ from log_engine.broker.security.scram_store import (
     ScramLookup,
     store_for,
 )
+from log_engine.client.tls_policy import apply_tls_policy
 from log_engine.client.tls_stores import StoreError, StoreKeys, load_keystore, load_truststore
 from log_engine.jaas import JaasConfigError, parse_jaas
 
@@ -145,6 +148,7 @@ def _ssl_context(lookup: _Lookup) -> tuple[ssl.SSLContext, str]:
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     keys = StoreKeys(lookup.get, lookup.name)
     try:
+        apply_tls_policy(context, keys)
         if not load_keystore(context, keys):
             raise SecurityConfigError(
                 f"listener {lookup.prefix.split('.')[2].upper()} uses TLS: set "
