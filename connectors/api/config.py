@@ -53,7 +53,9 @@ def key_info(
 class PluginConfig(BaseModel):
     """Base of every plugin's config model (connectors, converters, transforms)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(
+        populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
+    )  # a rejected config may hold passwords: errors never echo its values
 
     @classmethod
     def from_props(cls, props: Mapping[str, Any]) -> Self:

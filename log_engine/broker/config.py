@@ -120,7 +120,9 @@ class BrokerConfigError(ValueError):
 class BrokerConfig(BaseModel):
     """A single broker's settings (Kafka's broker config names as aliases)."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+    model_config = ConfigDict(
+        populate_by_name=True, extra="ignore", frozen=True, hide_input_in_errors=True
+    )  # a rejected config may hold passwords: errors never echo its values
 
     node_id: int = Field(1, alias="node.id", ge=0, description="This broker's id.")
     listeners: str = Field(

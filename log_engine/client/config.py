@@ -30,7 +30,9 @@ StoreType = Literal["PEM", "PKCS12", "JKS"]
 class ClientConfig(BaseModel):
     """Settings every client (producer, consumer, admin) shares: where and how to connect."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
+    model_config = ConfigDict(
+        populate_by_name=True, extra="forbid", frozen=True, hide_input_in_errors=True
+    )  # a rejected config may hold passwords: errors never echo its values
 
     bootstrap_servers: tuple[str, ...] = Field(
         alias="bootstrap.servers",
