@@ -142,6 +142,7 @@ class Cluster:
         self._updated_monotonic = 0.0
         self._refresh_lock = asyncio.Lock()
         self._refresh_wanted = asyncio.Event()
+        self._updated = asyncio.Event()  # set (and replaced) at each refresh
         self._connections: dict[tuple[int, str], BrokerConnection] = {}
         self._connecting: dict[tuple[int, str], asyncio.Future[BrokerConnection]] = {}
         self._failed_at: dict[tuple[str, int], float] = {}
@@ -189,8 +190,15 @@ class Cluster:
             self.metadata = fresh
             self._updated_monotonic = time.monotonic()
             self._refresh_wanted.clear()
+            self._updated.set()
+            self._updated = asyncio.Event()
             self._close_departed_brokers()
             return fresh
+
+    async def wait_for_update(self) -> ClusterMetadata:
+        """The metadata of the next refresh, once it has been fetched."""
+        await self._updated.wait()
+        return self.metadata
 
     async def wait_for_topic(self, topic: str, timeout_ms: int) -> TopicInfo:
         """Metadata for ``topic``, refreshing until it has partitions or ``timeout_ms`` passes."""
