@@ -195,7 +195,9 @@ class Consumer:
         events = [self._fetcher.data_ready, self._closing]
         if self._member is not None and self._subs.subscribed:
             events.append(self._member.rejoin_needed)
-        waiters = [asyncio.ensure_future(event.wait()) for event in events]
+        waiters: list[asyncio.Future[object]] = [
+            asyncio.ensure_future(event.wait()) for event in events
+        ]
         if self._member is not None and self._member.is_leader and self._subs.subscribed:
             # a subscribed topic appearing (or growing) needs a rejoin, which this
             # poll's loop does: nothing else would end the wait before its timeout
