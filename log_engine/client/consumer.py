@@ -381,6 +381,7 @@ class Consumer:
             return
         conn = await self._member.coordinator()
         committed = await self._fetch_committed(self._member, conn, ask)
+        log.debug("committed offsets: %s", committed)
         for tp in ask:
             state = states.get(tp)
             if state is None or state.position is not None:
@@ -409,6 +410,7 @@ class Consumer:
             isolation_level=self._isolation,
             backoff_ms=self.config.retry_backoff_ms,
         )
+        log.debug("positions reset: %s", found)
         for tp, (offset, _) in found.items():
             current = states.get(tp)
             if current is not None and current.position is None and current.epoch == epochs[tp]:
