@@ -12,6 +12,7 @@ rebalance.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -142,6 +143,7 @@ class Cluster:
         self._updated_monotonic = 0.0
         self._refresh_lock = asyncio.Lock()
         self._refresh_wanted = asyncio.Event()
+        self._updated = asyncio.Event()  # set (and replaced) at each refresh
         self._connections: dict[tuple[int, str], BrokerConnection] = {}
         self._connecting: dict[tuple[int, str], asyncio.Future[BrokerConnection]] = {}
         self._failed_at: dict[tuple[str, int], float] = {}
@@ -189,8 +191,15 @@ class Cluster:
             self.metadata = fresh
             self._updated_monotonic = time.monotonic()
             self._refresh_wanted.clear()
+            self._updated.set()
+            self._updated = asyncio.Event()
             self._close_departed_brokers()
             return fresh
+
+    async def wait_for_update(self) -> ClusterMetadata:
+        """The metadata of the next refresh, once it has been fetched."""
+        await self._updated.wait()
+        return self.metadata
 
     async def wait_for_topic(self, topic: str, timeout_ms: int) -> TopicInfo:
         """Metadata for ``topic``, refreshing until it has partitions or ``timeout_ms`` passes."""
@@ -357,25 +366,51 @@ class Cluster:
                 del self._connections[key]
 
     async def _maintain(self) -> None:
-        max_age_s = self._config.metadata_max_age_ms / 1000
         backoff_s = max(self._config.retry_backoff_ms, 10) / 1000
         while not self._closed:
-            # a topic of interest not there (yet) is asked for again soon, as Kafka's
-            # clients do on a retriable metadata error, not after metadata.max.age.ms
-            wait_s = _INCOMPLETE_REFRESH_S if self._incomplete() else max_age_s
-            try:
-                async with asyncio.timeout(wait_s):
-                    await self._refresh_wanted.wait()
-            except TimeoutError:
-                pass
+            await self._until_refresh_due()
             try:
                 await self.refresh()
             except errors.KafkaError as exc:
                 log.warning("metadata refresh failed: %s", exc)
+                await self._after_failure()
             except Exception:  # the refresher must outlive any failure, or the cache
                 # stays stale for good (a topic created a moment late was never seen)
                 log.warning("metadata refresh failed", exc_info=True)
+                await self._after_failure()
             await asyncio.sleep(backoff_s)  # bound the refresh rate
+
+    async def _after_failure(self) -> None:
+        """After a failed refresh, try again in 1 s (or once one is requested)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_INCOMPLETE_REFRESH_S):
+                await self._refresh_wanted.wait()
+
+    async def _until_refresh_due(self) -> None:
+        """Wait until a refresh is requested or the metadata is due for one.
+
+        Due ``metadata.max.age.ms`` after the last refresh, or 1 s after it while a
+        topic of interest is missing or in error (as Kafka's clients ask again soon on
+        a retriable metadata error). Any refresh, including one another task made,
+        starts the count again: one that found a topic missing (a group leader's,
+        asking a broker that had not learnt of the topic yet) must not leave this
+        task sleeping for the max age it chose when the metadata was complete.
+        """
+        max_age_s = self._config.metadata_max_age_ms / 1000
+        while not self._refresh_wanted.is_set():
+            age_s = _INCOMPLETE_REFRESH_S if self._incomplete() else max_age_s
+            due_s = self._updated_monotonic + age_s - time.monotonic()
+            if due_s <= 0:
+                return
+            waiters = [
+                asyncio.ensure_future(self._refresh_wanted.wait()),
+                asyncio.ensure_future(self._updated.wait()),
+            ]
+            try:
+                await asyncio.wait(waiters, timeout=due_s, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiter in waiters:
+                    waiter.cancel()
 
     def _incomplete(self) -> bool:
         """A topic of interest missing from the metadata, or answered with an error."""

@@ -195,7 +195,13 @@ class Consumer:
         events = [self._fetcher.data_ready, self._closing]
         if self._member is not None and self._subs.subscribed:
             events.append(self._member.rejoin_needed)
-        waiters = [asyncio.ensure_future(event.wait()) for event in events]
+        waiters: list[asyncio.Future[object]] = [
+            asyncio.ensure_future(event.wait()) for event in events
+        ]
+        if self._member is not None and self._member.is_leader and self._subs.subscribed:
+            # a subscribed topic appearing (or growing) needs a rejoin, which this
+            # poll's loop does: nothing else would end the wait before its timeout
+            waiters.append(asyncio.ensure_future(self._partition_counts_change()))
         try:
             await asyncio.wait(waiters, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
         finally:
@@ -375,6 +381,7 @@ class Consumer:
             return
         conn = await self._member.coordinator()
         committed = await self._fetch_committed(self._member, conn, ask)
+        log.debug("committed offsets: %s", committed)
         for tp in ask:
             state = states.get(tp)
             if state is None or state.position is not None:
@@ -403,6 +410,7 @@ class Consumer:
             isolation_level=self._isolation,
             backoff_ms=self.config.retry_backoff_ms,
         )
+        log.debug("positions reset: %s", found)
         for tp, (offset, _) in found.items():
             current = states.get(tp)
             if current is not None and current.position is None and current.epoch == epochs[tp]:
@@ -421,6 +429,11 @@ class Consumer:
             await member.leave()
             return
         await member.ensure_active()
+
+    async def _partition_counts_change(self) -> None:
+        """Return once the metadata shows a subscribed topic's partition count changed."""
+        while not self._partition_counts_changed():
+            await self._cluster.wait_for_update()
 
     def _partition_counts_changed(self) -> bool:
         topics = self._cluster.metadata.topics
@@ -441,6 +454,7 @@ class Consumer:
         self._fetcher.drop()
 
     async def _assigned(self, partitions: list[TopicPartition]) -> None:
+        log.debug("group %s: assigned %s", self.config.group_id, partitions)
         self._subs.assign_from_group(partitions)
         self._cluster.add_topics({tp.topic for tp in partitions})
         if self._on_assign is not None:
@@ -457,6 +471,7 @@ class Consumer:
         # a subscribed topic not there yet counts as 0 partitions: once it appears (the
         # cluster keeps asking for it), the leader sees the count change and rejoins
         self._joined_partition_counts = {t: counts.get(t, 0) for t in topics}
+        log.debug("group %s: assigning partitions of %s", self.config.group_id, counts)
         plan = assignor_for(protocol_name).assign(counts, subscriptions)
         return {member: Assignment(tuple(tps)).encode() for member, tps in plan.items()}
 
