@@ -247,9 +247,12 @@ class Broker:
         """Bind every client listener, each with its own security protocol; a clustered
         broker accepts clients once the controller unfenced it."""
         inter_broker = self.config.listener.name
-        for listener in self.config.broker_listeners:
+        for listener in self.config.broker_listeners:  # every listener's keys first
             server = self.server if listener.name == inter_broker else BrokerServer(self)
+            server.configure(listener)
             self.servers[listener.name] = server
+        for listener in self.config.broker_listeners:
+            server = self.servers[listener.name]
             try:
                 await server.start(listener, accepting=self.cluster_node is None)
             except BaseException:

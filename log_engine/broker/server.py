@@ -101,9 +101,12 @@ class BrokerServer:
         self._accepting = asyncio.Event()
         self.security: ListenerSecurity | None = None
 
-    async def start(self, listener: Listener, *, accepting: bool = True) -> None:
-        """Bind and listen; with ``accepting=False`` connections wait in the backlog
-        until :meth:`open` (a clustered broker not yet unfenced)."""
+    def configure(self, listener: Listener) -> None:
+        """Read ``listener``'s security settings (BrokerConfigError naming a bad key),
+        binding nothing: a broker checks every listener before it binds any, so a bad
+        key on one never leaves the others serving for a moment."""
+        if self.listener_name == listener.name:
+            return
         if listener.protocol != "PLAINTEXT" or self._broker.config.security_settings:
             try:
                 self.security = ListenerSecurity.build(
@@ -119,6 +122,11 @@ class BrokerServer:
                 # a cluster's SCRAM users live in the metadata log (local: the fallback)
                 self.security.scram = ClusterScramStore(node, self.security.scram)
         self.listener_name = listener.name
+
+    async def start(self, listener: Listener, *, accepting: bool = True) -> None:
+        """Bind and listen; with ``accepting=False`` connections wait in the backlog
+        until :meth:`open` (a clustered broker not yet unfenced)."""
+        self.configure(listener)
         family = socket.AF_INET6 if ":" in listener.host else socket.AF_INET
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
