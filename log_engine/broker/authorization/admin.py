@@ -108,59 +108,52 @@ async def delete_records(ctx: RequestContext, body: dict[str, Any], handler: Han
     return response
 
 
-def _may_describe_configs(ctx: RequestContext, resource: dict[str, Any]) -> bool:
+def _may_on_config_resource(
+    ctx: RequestContext, operation: AclOperation, resource: dict[str, Any]
+) -> bool:
     if resource["resource_type"] == _TOPIC_RESOURCE:
-        return allowed(ctx, DESCRIBE_CONFIGS, TOPIC, resource["resource_name"])
-    return allowed_on_cluster(ctx, DESCRIBE_CONFIGS)
+        return allowed(ctx, operation, TOPIC, resource["resource_name"])
+    return allowed_on_cluster(ctx, operation)
 
 
-def _may_alter_configs(ctx: RequestContext, resource: dict[str, Any]) -> bool:
-    if resource["resource_type"] == _TOPIC_RESOURCE:
-        return allowed(ctx, AclOperation.ALTER_CONFIGS, TOPIC, resource["resource_name"])
-    return allowed_on_cluster(ctx, AclOperation.ALTER_CONFIGS)
+async def _config_resources_gate(
+    ctx: RequestContext,
+    body: dict[str, Any],
+    handler: Handler,
+    operation: AclOperation,
+    answers: str,
+    **refusal_fields: Any,
+) -> Any:
+    """DescribeConfigs and IncrementalAlterConfigs: ``operation`` on each topic (on the
+    cluster for broker resources); refused resources are answered in ``answers``."""
+    kept, refused = split(body["resources"], lambda r: _may_on_config_resource(ctx, operation, r))
+    if not refused:
+        return await handler(ctx, body)
+    response = await handler(ctx, {**body, "resources": kept})
+    assert response is not None
+    response[answers].extend(
+        {
+            "error_code": _TOPIC_DENIED
+            if r["resource_type"] == _TOPIC_RESOURCE
+            else ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
+            "error_message": denied_message(ctx, operation, "this resource"),
+            "resource_type": r["resource_type"],
+            "resource_name": r["resource_name"],
+            **refusal_fields,
+        }
+        for r in refused
+    )
+    return response
 
 
 async def incremental_alter_configs(
     ctx: RequestContext, body: dict[str, Any], handler: Handler
 ) -> Any:
-    kept, refused = split(body["resources"], lambda r: _may_alter_configs(ctx, r))
-    if not refused:
-        return await handler(ctx, body)
-    response = await handler(ctx, {**body, "resources": kept})
-    assert response is not None
-    response["responses"].extend(
-        {
-            "error_code": _TOPIC_DENIED
-            if r["resource_type"] == _TOPIC_RESOURCE
-            else ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-            "error_message": denied_message(ctx, AclOperation.ALTER_CONFIGS, "this resource"),
-            "resource_type": r["resource_type"],
-            "resource_name": r["resource_name"],
-        }
-        for r in refused
-    )
-    return response
+    return await _config_resources_gate(ctx, body, handler, AclOperation.ALTER_CONFIGS, "responses")
 
 
 async def describe_configs(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:
-    kept, refused = split(body["resources"], lambda r: _may_describe_configs(ctx, r))
-    if not refused:
-        return await handler(ctx, body)
-    response = await handler(ctx, {**body, "resources": kept})
-    assert response is not None
-    response["results"].extend(
-        {
-            "error_code": _TOPIC_DENIED
-            if r["resource_type"] == _TOPIC_RESOURCE
-            else ErrorCode.CLUSTER_AUTHORIZATION_FAILED,
-            "error_message": denied_message(ctx, DESCRIBE_CONFIGS, "this resource"),
-            "resource_type": r["resource_type"],
-            "resource_name": r["resource_name"],
-            "configs": [],
-        }
-        for r in refused
-    )
-    return response
+    return await _config_resources_gate(ctx, body, handler, DESCRIBE_CONFIGS, "results", configs=[])
 
 
 async def init_producer_id(ctx: RequestContext, body: dict[str, Any], handler: Handler) -> Any:

@@ -23,6 +23,9 @@ from confluent_kafka.admin import (
     AclOperation,
     AclPermissionType,
     AdminClient,
+    AlterConfigOpType,
+    ConfigEntry,
+    ConfigResource,
     NewTopic,
     ResourcePatternType,
     ResourceType,
@@ -390,3 +393,28 @@ def test_our_group_consumer_needs_group_read_and_topic_describe(broker: BrokerPr
         _our_group_poll(broker, "alice", topic, group)  # the group, but not the topic
     create_acls(broker, topic_acl("alice", topic, AclOperation.READ))
     assert _our_group_poll(broker, "alice", topic, group)[:1] == [b"v"]
+
+
+def test_config_apis_need_describe_configs_and_alter_configs(broker: BrokerProcess) -> None:
+    topic = new_topic(broker)
+    resource = ConfigResource(ResourceType.TOPIC, topic)
+    alter = ConfigResource(
+        ResourceType.TOPIC, topic,
+        incremental_configs=[ConfigEntry("retention.ms", "60000",
+                                         incremental_operation=AlterConfigOpType.SET)],
+    )  # fmt: skip
+    alice = admin(broker, "alice")
+    with pytest.raises(confluent_kafka.KafkaException) as described:
+        alice.describe_configs([resource])[resource].result(20)
+    assert described.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    with pytest.raises(confluent_kafka.KafkaException) as altered:
+        alice.incremental_alter_configs([alter])[alter].result(20)
+    assert altered.value.args[0].code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
+    create_acls(
+        broker,
+        topic_acl("alice", topic, AclOperation.DESCRIBE_CONFIGS),
+        topic_acl("alice", topic, AclOperation.ALTER_CONFIGS),
+    )
+    alice.incremental_alter_configs([alter])[alter].result(20)
+    configs = alice.describe_configs([resource])[resource].result(20)
+    assert configs["retention.ms"].value == "60000"
