@@ -14,7 +14,6 @@ every broker describes the new value and the leader's log enforces it.
 from __future__ import annotations
 
 import asyncio
-import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -45,16 +44,9 @@ def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     nodes = LocalCluster(
         tmp_path,
         **{"broker.session.timeout.ms": "3000", "broker.heartbeat.interval.ms": "500"},
-    ).start()
-    try:
-        nodes.wait_registered()
+    )
+    with nodes.running():
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 def _create(cluster: LocalCluster, name: str) -> None:

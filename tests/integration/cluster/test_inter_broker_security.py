@@ -66,25 +66,13 @@ def _settings(ca: TestCA, root: Path) -> dict[str, str]:
     }
 
 
-def _running(nodes: LocalCluster) -> Iterator[LocalCluster]:
-    nodes.start()
-    try:
-        nodes.wait_registered()
-        yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
-
-
 @pytest.fixture
 def cluster(tmp_path: Path) -> Iterator[LocalCluster]:
     # the controller listener logs in as User:broker too: the ACL below denies
     # CLUSTER_ACTION to everyone else, User:ANONYMOUS of a PLAINTEXT controller
     # listener included (its heartbeats would be refused)
-    yield from _running(_secured_controllers(tmp_path))
+    with _secured_controllers(tmp_path).running() as nodes:
+        yield nodes
 
 
 @pytest.fixture
@@ -94,7 +82,8 @@ def cluster_with_bad_password(tmp_path: Path) -> Iterator[LocalCluster]:
     wrong = SCRAM_JAAS.format(password="not-the-password")
     with nodes.nodes[3].properties.open("a") as f:
         f.write(f"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config={wrong}\n")
-    yield from _running(nodes)
+    with nodes.running():
+        yield nodes
 
 
 def _create_topic(bootstrap: str, name: str, **config: str) -> None:
@@ -179,7 +168,8 @@ def _secured_controllers(
 
 @pytest.fixture
 def secured_controllers(tmp_path: Path) -> Iterator[LocalCluster]:
-    yield from _running(_secured_controllers(tmp_path))
+    with _secured_controllers(tmp_path).running() as nodes:
+        yield nodes
 
 
 def test_controller_listener_over_sasl_ssl(secured_controllers: LocalCluster) -> None:
