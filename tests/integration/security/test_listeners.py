@@ -9,7 +9,6 @@ broker's endpoints per listener name).
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -112,16 +111,8 @@ def test_one_broker_serves_plaintext_and_sasl_ssl(
 @pytest.fixture
 def cluster(pki: Pki, tmp_path: Path) -> Iterator[LocalCluster]:
     nodes = LocalCluster(tmp_path, extra_listeners=("SASL_SSL",), **_sasl_ssl_settings(pki))
-    nodes.start()
-    try:
-        nodes.wait_registered()
+    with nodes.running():
         yield nodes
-    except BaseException:
-        print(nodes.logs())
-        raise
-    finally:
-        for node in nodes.nodes.values():
-            node.kill(signal.SIGKILL)
 
 
 def test_cluster_metadata_names_the_endpoints_of_the_listener_asked(
