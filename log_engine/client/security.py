@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import ssl
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -58,11 +59,22 @@ def describe_security(config: ClientConfig) -> str:
     return config.security_protocol
 
 
+_CONTEXTS: weakref.WeakKeyDictionary[ClientConfig, ssl.SSLContext] = weakref.WeakKeyDictionary()
+
+
 def ssl_context(config: ClientConfig) -> ssl.SSLContext | None:
-    """The TLS context for SSL / SASL_SSL (:mod:`log_engine.client.tls`), else ``None``."""
+    """The TLS context for SSL / SASL_SSL (:mod:`log_engine.client.tls`), else ``None``.
+
+    Built once per config and shared by the client's connections, as Kafka's
+    clients build one SSL factory per client: the stores are read and the key
+    decrypted once, not at every connection.
+    """
     if config.security_protocol not in ("SSL", "SASL_SSL"):
         return None
-    return client_context(config)
+    context = _CONTEXTS.get(config)
+    if context is None:
+        context = _CONTEXTS[config] = client_context(config)
+    return context
 
 
 async def authenticate(send: Send, where: str, config: ClientConfig) -> int:

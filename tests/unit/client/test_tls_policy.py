@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import logging
 import ssl
+from pathlib import Path
 
 import pytest
 
+from harness.tls_certs import TestCA
 from log_engine.broker.security.inter_broker import client_settings
 from log_engine.client import ClientConfig
 from log_engine.client import tls_policy as policy_module
+from log_engine.client.security import ssl_context
 from log_engine.client.tls_policy import TlsPolicy, TlsPolicyError, iana_to_openssl
 from log_engine.client.tls_stores import StoreKeys
 
@@ -131,3 +134,17 @@ def test_the_broker_connects_to_other_nodes_with_the_listeners_keys() -> None:
     assert out["ssl.enabled.protocols"] == "TLSv1.3"
     assert out["ssl.protocol"] == "TLSv1.3"
     assert out["ssl.cipher.suites"] == "TLS_AES_256_GCM_SHA384"
+
+
+def test_a_clients_connections_share_one_tls_context(tmp_path: Path) -> None:
+    ca = TestCA(tmp_path / "ca")
+    settings = {
+        "bootstrap.servers": "localhost:9093",
+        "security.protocol": "SSL",
+        "ssl.truststore.location": str(ca.cert),
+    }
+    config = ClientConfig.from_mapping(settings)
+    first = ssl_context(config)
+    assert first is not None and ssl_context(config) is first
+    other = ClientConfig.from_mapping({**settings, "ssl.endpoint.identification.algorithm": ""})
+    assert ssl_context(other) is not first
