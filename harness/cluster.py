@@ -149,16 +149,16 @@ class LocalCluster:
 
     @contextlib.contextmanager
     def running(self) -> Iterator[LocalCluster]:
-        """Start every node and wait until all are registered and unfenced (printing the
-        nodes' logs if they do not get there); kill -9 every node at the end."""
+        """Start every node and wait until all are registered and unfenced; kill -9 every
+        node at the end. If they do not get there, or the body fails, the nodes' logs
+        are printed (pytest shows them with the failure)."""
         self.start()
         try:
-            try:
-                self.wait_registered()
-            except BaseException:
-                print(self.logs())
-                raise
+            self.wait_registered()
             yield self
+        except BaseException:
+            print(self.logs())
+            raise
         finally:
             for node in self.nodes.values():
                 node.kill(signal.SIGKILL)

@@ -379,7 +379,10 @@ async def run_broker(
         stopping.cancel()
     finally:
         await broker.stop()
-    if broker.quorum is not None and broker.quorum.failure.done():
-        broker.quorum.failure.result()  # raises QuorumFailedError: the process exits non-zero
-    if broker.log_dir_failure is not None and broker.log_dir_failure.done():
-        broker.log_dir_failure.result()  # raises LogDirFailedError: the same
+    # A failed log dir, else a failed quorum, ends the process non-zero. A full disk
+    # fails both (the metadata log shares it): each exception is fetched, so asyncio
+    # does not log the other one as "never retrieved", and the log dir's is raised.
+    candidates = [broker.log_dir_failure, broker.quorum.failure if broker.quorum else None]
+    failures = [f for f in candidates if f is not None and f.done() and f.exception()]
+    if failures:
+        failures[0].result()  # LogDirFailedError or QuorumFailedError
