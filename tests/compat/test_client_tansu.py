@@ -32,6 +32,9 @@ from log_engine.protocol.versions import CLIENT_VERSIONS
 pytestmark = pytest.mark.compat
 
 _DEADLINE_S = 30.0
+# Tansu holds a new group's first JoinGroup for about half the session timeout (23 s
+# at the default 45 s; librdkafka waits as long): a short session keeps the tests short.
+_SHORT_JOIN = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 1000}
 
 
 def _consume(consumer: SyncConsumer, count: int) -> list[tuple[bytes | None, bytes | None]]:
@@ -90,7 +93,7 @@ def test_idempotent_producer_and_group_consumer(tansu: TansuProcess) -> None:
         offsets = sorted(m.offset for m in delivered if m.partition == partition)
         assert offsets == list(range(len(offsets)))
 
-    group = {"bootstrap.servers": tansu.bootstrap, "group.id": "tansu-g1"}
+    group = {"bootstrap.servers": tansu.bootstrap, "group.id": "tansu-g1", **_SHORT_JOIN}
     settings = {**group, "auto.offset.reset": "earliest", "enable.auto.commit": False}
     with SyncConsumer(settings) as consumer:
         consumer.subscribe([topic])
@@ -131,7 +134,7 @@ def test_admin_client(tansu: TansuProcess) -> None:
         assert ends[TopicPartition(topic, 1)][0] == 1  # (offset, timestamp)
 
         group = "tansu-admin-group"
-        settings = {"bootstrap.servers": tansu.bootstrap, "group.id": group}
+        settings = {"bootstrap.servers": tansu.bootstrap, "group.id": group, **_SHORT_JOIN}
         with SyncConsumer({**settings, "auto.offset.reset": "earliest"}) as consumer:
             consumer.subscribe([topic])
             assert _consume(consumer, 1) == [(None, b"one")]
