@@ -134,8 +134,8 @@ class ConnectionAuth:
             raise UnauthenticatedRequest(f"no principal mapping rule applies to {self._unmapped}")
         assert self._sasl is not None
         api = header.api_key
-        if api == ApiKey.API_VERSIONS:
-            return None
+        if api == ApiKey.API_VERSIONS and not self._sasl.exchanging:
+            return None  # before the SaslHandshake only, as Kafka's SaslServerAuthenticator
         if api == ApiKey.SASL_HANDSHAKE:
             was_authenticated = self._sasl.authenticated
             response = self._sasl.handshake(body["mechanism"], header.api_version)
@@ -181,8 +181,9 @@ class ConnectionAuth:
             raise UnauthenticatedRequest(
                 f"{ApiKey(api).name} (api key {api}) during SASL re-authentication"
             )
+        when = "during" if self._sasl.exchanging else "before"
         raise UnauthenticatedRequest(
-            f"{ApiKey(api).name} (api key {api}) before SASL authentication"
+            f"{ApiKey(api).name} (api key {api}) {when} SASL authentication"
         )
 
     async def raw_token(self, frame: memoryview, peer: str) -> bytes:

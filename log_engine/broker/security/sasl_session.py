@@ -159,6 +159,11 @@ class SaslSession:
         self._reauth_started: float | None = None  # time.monotonic() of the last one
 
     @property
+    def exchanging(self) -> bool:
+        """Between a SaslHandshake and the exchange's last token (a login or a re-login)."""
+        return self._mechanism is not None and not self.authenticated
+
+    @property
     def phase(self) -> str:
         """``authentication`` or ``re-authentication`` (Kafka's words in messages)."""
         return "re-authentication" if self.reauthenticating else "authentication"

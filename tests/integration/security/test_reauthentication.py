@@ -319,14 +319,30 @@ def test_reauthenticating_with_another_mechanism_is_refused_and_disconnected(
     )
 
 
+@pytest.mark.parametrize(
+    ("api_key", "body"),
+    [(ApiKey.METADATA, {"topics": []}), (ApiKey.API_VERSIONS, {})],  # Kafka refuses both
+)
 def test_other_requests_during_reauthentication_close_the_connection(
-    broker: BrokerProcess, raw: RawClient
+    broker: BrokerProcess, raw: RawClient, api_key: ApiKey, body: dict[str, Any]
 ) -> None:
     assert raw.scram_login("alice", "alice-secret")["error_code"] == 0
     assert raw.handshake(SCRAM)["error_code"] == 0
-    raw.sock.sendall(encode_request(ApiKey.METADATA, 1, 99, "raw", {"topics": []}))
+    raw.sock.sendall(encode_request(api_key, 1, 99, "raw", body))
     assert raw.closed_by_broker()
-    assert "METADATA (api key 3) during SASL re-authentication" in broker.log_text()
+    assert f"{api_key.name} (api key {int(api_key)}) during SASL re-authentication" in (
+        broker.log_text()
+    )
+
+
+def test_api_versions_after_the_handshake_of_a_first_login_closes_the_connection(
+    broker: BrokerProcess, raw: RawClient
+) -> None:
+    assert raw.request(ApiKey.API_VERSIONS, 1, {})["error_code"] == 0  # before: served
+    assert raw.handshake(SCRAM)["error_code"] == 0
+    raw.sock.sendall(encode_request(ApiKey.API_VERSIONS, 1, 99, "raw", {}))
+    assert raw.closed_by_broker()
+    assert "API_VERSIONS (api key 18) during SASL authentication" in broker.log_text()
 
 
 # -- (e) a password changed under a live connection -------------------------------------
