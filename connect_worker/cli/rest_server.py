@@ -55,6 +55,26 @@ def bind_rest_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+class _UvicornServer(uvicorn.Server):
+    """uvicorn's server, whose stop drops idle keep-alive connections at once.
+
+    uvicorn ends an idle connection with ``transport.close()``. Over TLS that
+    sends close_notify and waits for the client's, which an idle client (a
+    pooled HTTP client, another worker's forwarding client) does not send
+    until it next uses the connection: every stop of an HTTPS worker waited the
+    whole graceful timeout and logged an ERROR. Connections in the middle of a
+    request are left to finish, as before.
+    """
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        for connection in list(self.server_state.connections):
+            cycle = getattr(connection, "cycle", None)
+            transport = getattr(connection, "transport", None)
+            if transport is not None and (cycle is None or cycle.response_complete):
+                transport.abort()
+        await super().shutdown(sockets)
+
+
 class RestServer:
     """uvicorn serving the app on already bound sockets (one thread per listener)."""
 
@@ -77,7 +97,7 @@ class RestServer:
                 # waiting for clients to hang up
                 timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN_S,
             )
-            server = uvicorn.Server(config)
+            server = _UvicornServer(config)
             self._servers.append(server)
             self._threads.append(
                 threading.Thread(

@@ -83,6 +83,7 @@ def standalone(
     code = process.stop()
     process.close()
     assert code == 0, process.log_text()
+    assert "graceful shutdown exceeded" not in process.log_text()  # idle HTTPS clients
 
 
 def test_no_wrong_and_right_credentials(standalone: StandaloneProcess, secured: Secured) -> None:
@@ -234,6 +235,8 @@ def cluster(secured: Secured, tmp_path: Path) -> Iterator[list[DistributedProces
         for worker in workers:
             worker.close()
         broker.stop()
+    for worker in workers:  # idle HTTPS keep-alive connections do not hold up a stop
+        assert "graceful shutdown exceeded" not in worker.log_text(), worker.log_text()
 
 
 def _leader_and_follower(
