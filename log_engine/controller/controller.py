@@ -60,6 +60,7 @@ from log_engine.controller.topic_admin import (
 )
 from log_engine.errors import ErrorCode
 from log_engine.invariants import check
+from log_engine.metadata.bootstrap import bootstrap_records
 from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.listener import MetadataListener, MetadataUpdate
 from log_engine.metadata.records import MetadataRecord, NoOpRecord, UserScramCredentialRecord
@@ -79,8 +80,13 @@ class QuorumController:
         config: ControllerConfig,
         rng: random.Random,
         image: MetadataImage = MetadataImage.EMPTY,
+        bootstrap: Sequence[MetadataRecord] = (),
     ) -> None:
+        """``bootstrap``: the records of ``sluice storage format`` for a new log
+        (:func:`~log_engine.metadata.bootstrap.bootstrap_records`)."""
         self.config = config
+        self._bootstrap = tuple(bootstrap)
+        self._bootstrap_checked = False
         self._rng = rng
         self._committed = image
         self._image = image
@@ -167,6 +173,7 @@ class QuorumController:
         self._epoch = None
         self._ready = False
         self._noop_sent = False
+        self._bootstrap_checked = False
         self._pending.clear()
         self._image = self._committed
         self._brokers.forget_sessions()
@@ -182,7 +189,8 @@ class QuorumController:
     # ---- periodic work ---------------------------------------------------------------------------
 
     def tick(self, now_ms: int) -> ControllerResult[None]:
-        """The activation NoOp; then fencing of brokers whose session expired, and every
+        """The activation NoOp; once it committed, the bootstrap records (a log's first
+        activation only); then fencing of brokers whose session expired, and every
         ``leader_imbalance_check_interval_ms`` the preferred-leader elections."""
         if self._epoch is None:
             return ControllerResult((), None)
@@ -191,6 +199,11 @@ class QuorumController:
                 return ControllerResult((), None)
             self._noop_sent = True
             return self._emit(ControllerResult((NoOpRecord(),), None))
+        if not self._bootstrap_checked:
+            self._bootstrap_checked = True
+            bootstrap = bootstrap_records(self._image, self._bootstrap)
+            if bootstrap:
+                return self._emit(ControllerResult(tuple(bootstrap), None))
         records = self._brokers.fence_expired(self._image, now_ms)
         if self._rebalance.due(now_ms):
             percentage = self.config.leader_imbalance_per_broker_percentage
@@ -203,6 +216,8 @@ class QuorumController:
             return None
         if not self._ready:
             return None if self._noop_sent else now_ms
+        if not self._bootstrap_checked:
+            return now_ms
         deadlines = self._brokers.session_ends_ms(self._image, now_ms)
         rebalance_ms = self._rebalance.next_ms(now_ms)
         if rebalance_ms is not None:

@@ -8,9 +8,15 @@ UserScramCredentialRecords of ``--add-scram``) framed as a snapshot payload
     crc : u32 (CRC-32C of the payload)   payload : length-prefixed framed records
 
 The file is written mode 0600 (StoredKey and ServerKey let a thief try passwords
-offline) and replaced atomically. The controller that becomes active on a
-*fresh* metadata log (:func:`is_fresh`) appends these records; every node then
-has them in its image, as in Kafka.
+offline) and replaced atomically.
+
+The first controller to become active appends, in one batch, the marker
+``FeatureLevelRecord(sluice.bootstrap.version=1)`` and, on a *fresh* log
+(:func:`is_fresh`), these records (:func:`bootstrap_records`); every node then
+has them in its image. The marker makes it once per cluster, as Kafka's
+bootstrap metadata goes only into an empty log: a cluster whose topics and
+users were all deleted later does not get its bootstrap users back. A log
+written before the marker existed gets the marker alone unless it is fresh.
 """
 
 from __future__ import annotations
@@ -24,11 +30,14 @@ import crc32c
 
 from log_engine.errors import MetadataRecordError
 from log_engine.metadata.image import MetadataImage
-from log_engine.metadata.records import MetadataRecord, encode_record
+from log_engine.metadata.records import FeatureLevelRecord, MetadataRecord, encode_record
 from log_engine.metadata.snapshot import decode_snapshot_records
 from log_engine.protocol.types import uvarint_bytes
 
 BOOTSTRAP_FILE = "bootstrap.checkpoint"
+BOOTSTRAPPED_FEATURE = "sluice.bootstrap.version"
+"""The feature whose FeatureLevelRecord marks a metadata log as bootstrapped."""
+BOOTSTRAP_VERSION = 1
 _CRC = struct.Struct(">I")
 
 
@@ -78,3 +87,15 @@ def is_fresh(image: MetadataImage) -> bool:
     return not (
         image.topics or image.configs or image.producer_ids or image.acls or image.scram
     )
+
+
+def bootstrap_records(
+    image: MetadataImage, bootstrap: Sequence[MetadataRecord]
+) -> list[MetadataRecord]:
+    """What an active controller appends on ``image``, as one batch: nothing once
+    the log has the bootstrap marker; else the marker, and ``bootstrap`` too if the
+    log is fresh."""
+    if BOOTSTRAPPED_FEATURE in image.features:
+        return []
+    marker = FeatureLevelRecord(BOOTSTRAPPED_FEATURE, BOOTSTRAP_VERSION)
+    return [marker, *bootstrap] if is_fresh(image) else [marker]

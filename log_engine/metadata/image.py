@@ -32,6 +32,7 @@ from log_engine.metadata.records import (
     AccessControlEntryRecord,
     BrokerRegistrationChangeRecord,
     ConfigRecord,
+    FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
     NoOpRecord,
@@ -100,6 +101,8 @@ class MetadataImage:
     """ACL bindings by id (AccessControlEntryRecord / RemoveAccessControlEntryRecord)."""
     scram: Mapping[tuple[str, int], UserScramCredentialRecord] = field(default_factory=_empty)
     """SCRAM credentials by (user, mechanism code)."""
+    features: Mapping[str, int] = field(default_factory=_empty)
+    """Finalized feature levels by name (FeatureLevelRecord)."""
 
     # ---- reading ----------------------------------------------------------------------
 
@@ -169,6 +172,7 @@ class _Builder:
         self.producer_ids = image.producer_ids
         self.acls: Mapping[uuid.UUID, AccessControlEntryRecord] = image.acls
         self.scram: Mapping[tuple[str, int], UserScramCredentialRecord] = image.scram
+        self.features: Mapping[str, int] = image.features
         self._copied: set[str] = set()
         self._topics_copied: set[str] = set()  # topics whose partition map is our own
 
@@ -205,6 +209,7 @@ class _Builder:
             self.producer_ids,
             freeze("acls", self.acls),
             freeze("scram", self.scram),
+            freeze("features", self.features),
         )
 
     # ---- one method per record type ------------------------------------------------------
@@ -366,6 +371,12 @@ class _Builder:
             )
         del self._own("scram")[key]
 
+    def set_feature_level(self, record: FeatureLevelRecord) -> None:
+        if record.feature_level == 0:
+            self._own("features").pop(record.name, None)
+        else:
+            self._own("features")[record.name] = record.feature_level
+
     def no_op(self, record: NoOpRecord) -> None:
         pass
 
@@ -386,5 +397,6 @@ _HANDLERS: dict[type, Any] = {
     RemoveAccessControlEntryRecord: _Builder.remove_acl,
     UserScramCredentialRecord: _Builder.set_scram,
     RemoveUserScramCredentialRecord: _Builder.remove_scram,
+    FeatureLevelRecord: _Builder.set_feature_level,
     NoOpRecord: _Builder.no_op,
 }

@@ -27,6 +27,7 @@ from log_engine.metadata.schemas import (
     ACCESS_CONTROL_ENTRY,
     BROKER_REGISTRATION_CHANGE,
     CONFIG,
+    FEATURE_LEVEL,
     FENCE_BROKER,
     NO_LEADER_CHANGE,
     NO_OP,
@@ -338,6 +339,17 @@ class RemoveUserScramCredentialRecord(_BodyRecord):
 
 
 @dataclass(frozen=True, slots=True)
+class FeatureLevelRecord(_BodyRecord):
+    """A cluster-wide feature finalized at a level (level 0 removes it)."""
+
+    MESSAGE: ClassVar[Message] = FEATURE_LEVEL
+    WRITE_VERSION: ClassVar[int] = 0
+
+    name: str
+    feature_level: int
+
+
+@dataclass(frozen=True, slots=True)
 class NoOpRecord(_BodyRecord):
     """Changes nothing; a new active controller appends one to learn when it is caught up."""
 
@@ -361,6 +373,7 @@ MetadataRecord = (
     | RemoveAccessControlEntryRecord
     | UserScramCredentialRecord
     | RemoveUserScramCredentialRecord
+    | FeatureLevelRecord
     | NoOpRecord
 )
 
@@ -382,6 +395,7 @@ RECORD_TYPES: dict[int, type[MetadataRecord]] = {
         RemoveAccessControlEntryRecord,
         UserScramCredentialRecord,
         RemoveUserScramCredentialRecord,
+        FeatureLevelRecord,
         NoOpRecord,
     )
 }

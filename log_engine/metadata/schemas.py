@@ -11,7 +11,7 @@ from typing import Any
 
 from log_engine.protocol.apis.controller_apis import FEATURE_RANGES, LISTENERS
 from log_engine.protocol.schema import Array, Field, Message
-from log_engine.protocol.types import BOOL, BYTES, INT8, INT32, INT64, STRING, UUID
+from log_engine.protocol.types import BOOL, BYTES, INT8, INT16, INT32, INT64, STRING, UUID
 
 NO_LEADER_CHANGE = -2
 """``PartitionChangeRecord.leader`` when the leader stays (Kafka's -2)."""
@@ -132,6 +132,13 @@ BROKER_REGISTRATION_CHANGE = Message(
         Field("in_controlled_shutdown", INT8, versions=(1, None), tag=1),
         Field("log_dirs", Array(UUID), versions=(2, None), tag=2),
     ),
+    flexible=0,
+)
+FEATURE_LEVEL = Message(
+    "FeatureLevelRecord",
+    12,
+    (0, 0),
+    (Field("name", STRING), Field("feature_level", INT16)),
     flexible=0,
 )
 NO_OP = Message("NoOpRecord", 20, (0, 0), (), flexible=0)

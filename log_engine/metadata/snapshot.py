@@ -25,6 +25,7 @@ from log_engine.metadata.image import MetadataImage
 from log_engine.metadata.records import (
     TOPIC_RESOURCE,
     ConfigRecord,
+    FeatureLevelRecord,
     MetadataRecord,
     PartitionRecord,
     TopicRecord,
@@ -36,7 +37,10 @@ from log_engine.protocol.types import Reader, uvarint_bytes
 
 def image_records(image: MetadataImage) -> list[MetadataRecord]:
     """The records that rebuild ``image`` from an empty one, in replay order."""
-    records: list[MetadataRecord] = [image.registrations[b] for b in sorted(image.registrations)]
+    records: list[MetadataRecord] = [
+        FeatureLevelRecord(name, image.features[name]) for name in sorted(image.features)
+    ]
+    records.extend(image.registrations[b] for b in sorted(image.registrations))
     for name in sorted(image.topics):
         topic = image.topics[name]
         records.append(TopicRecord(name, topic.topic_id))

@@ -57,7 +57,6 @@ from log_engine.controller import (
 )
 from log_engine.controller.wire import ControllerApis
 from log_engine.errors import ErrorCode
-from log_engine.metadata.bootstrap import is_fresh
 from log_engine.metadata.listener import MetadataListener
 from log_engine.metadata.records import (
     MetadataRecord,
@@ -97,8 +96,7 @@ class ControllerService:
         unsupported = [r for r in bootstrap if not isinstance(r, UserScramCredentialRecord)]
         if unsupported:
             raise ValueError(f"bootstrap records other than SCRAM credentials: {unsupported}")
-        self._bootstrap = [r for r in bootstrap if isinstance(r, UserScramCredentialRecord)]
-        self.controller = QuorumController(config, random.Random())
+        self.controller = QuorumController(config, random.Random(), bootstrap=bootstrap)
         self.apis = ControllerApis(self.controller)
         self._quorum = quorum
         self._listener = listener
@@ -258,15 +256,15 @@ class ControllerService:
                 log.info("controller: node %d refuses connections; its broker is gone", voter)
             self.controller.connection_lost(voter, now, refused=True)
 
-    async def _write_bootstrap(self) -> None:
-        """Append the bootstrap records if the committed metadata log is a fresh one."""
-        if not self._bootstrap or not is_fresh(self._listener.image):
-            return
-        users = sorted({r.name for r in self._bootstrap})
-        if await self.alter_scram((), self._bootstrap):
+    @staticmethod
+    def _report_bootstrap(records: Sequence[MetadataRecord]) -> None:
+        """Log the bootstrap credentials of a committed batch (only a first activation's
+        batch has any: nothing else appends SCRAM records from the tick)."""
+        written = [r for r in records if isinstance(r, UserScramCredentialRecord)]
+        if written:
             log.info(
                 "controller: wrote %d bootstrap SCRAM credential(s) (users %s) into the "
-                "new metadata log", len(self._bootstrap), ", ".join(users),
+                "new metadata log", len(written), ", ".join(sorted({r.name for r in written})),
             )  # fmt: skip
 
     async def _tick_loop(self) -> None:
@@ -275,13 +273,13 @@ class ControllerService:
             if self.controller.is_active and not self._activation_seen:
                 self._activation_seen = True
                 self._report_refused_voters(now)
-                await self._write_bootstrap()
             elif not self.controller.is_active:
                 self._activation_seen = False
             if self.controller.is_leader:
                 result = self.controller.tick(now)
                 if result.records:
-                    await self._commit(result.records, None, lambda: None)
+                    if await self._commit(result.records, True, lambda: False):
+                        self._report_bootstrap(result.records)
                     continue
             deadline = self.controller.next_deadline_ms(now)
             wait_s = _MAX_TICK_WAIT_S

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
+from confluent_kafka.admin import AdminClient, ScramMechanism, UserScramCredentialDeletion
 
 from harness.cluster import LocalCluster
 from harness.wait import wait_for
@@ -85,6 +85,25 @@ def test_the_formatted_admin_logs_in_on_every_broker(cluster: LocalCluster) -> N
     ]
     logs = "".join(node.log_text() for node in cluster.nodes.values())
     assert "wrote 1 bootstrap SCRAM credential(s) (users alice)" in logs
+
+
+def test_a_deleted_bootstrap_user_stays_deleted_after_the_whole_cluster_restarts(
+    cluster: LocalCluster,
+) -> None:
+    wait_for(lambda: _logs_in(cluster.nodes[1].bootstrap_on("SASL_PLAINTEXT")), "alice logs in")
+    alice = _admin(cluster.nodes[1].bootstrap_on("SASL_PLAINTEXT"), "alice-secret")
+    alice.alter_user_scram_credentials(  # her own, the only credential
+        [UserScramCredentialDeletion("alice", ScramMechanism.SCRAM_SHA_256)]
+    )["alice"].result(timeout=30)
+    # no user, topic, config or producer id is left: the metadata looks like a new
+    # cluster's, and every node restarts, so a controller is activated again
+    for node in cluster.nodes.values():
+        node.kill()
+    cluster.start()
+    cluster.wait_registered()  # unfenced again: a controller is active again
+    assert not _logs_in(cluster.nodes[2].bootstrap_on("SASL_PLAINTEXT"))
+    logs = "".join(node.log_text() for node in cluster.nodes.values())
+    assert logs.count("wrote 1 bootstrap SCRAM credential(s)") == 1  # the first start only
 
 
 def test_a_formatted_node_is_not_formatted_again(cluster: LocalCluster) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import uuid
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from log_engine.controller import (
@@ -21,7 +22,7 @@ from log_engine.controller import (
     TopicOutcome,
 )
 from log_engine.metadata.listener import MetadataListener
-from log_engine.metadata.records import Endpoint, encode_record
+from log_engine.metadata.records import Endpoint, MetadataRecord, encode_record
 from log_engine.metadata.types import PartitionState
 from log_engine.replication.raft.types import Entry, LeaderAndEpoch
 
@@ -31,17 +32,20 @@ T = TypeVar("T")
 class Harness:
     """One active controller (node 0) whose results commit immediately."""
 
-    def __init__(self, seed: int = 0, **config: Any) -> None:
+    def __init__(
+        self, seed: int = 0, bootstrap: Sequence[MetadataRecord] = (), **config: Any
+    ) -> None:
         self.listener = MetadataListener()
         self.controller = QuorumController(
-            ControllerConfig(node_id=0, **config), random.Random(seed)
+            ControllerConfig(node_id=0, **config), random.Random(seed), bootstrap=bootstrap
         )
         self.controller.attach(self.listener)
         self.offset = 0
         self.epoch = 1
         self.now_ms = 0
         self.listener.handle_leader_change(LeaderAndEpoch(0, self.epoch))
-        self.commit(self.controller.tick(0))
+        self.commit(self.controller.tick(0))  # the activation NoOp
+        self.commit(self.controller.tick(0))  # the bootstrap marker of a new log
         assert self.controller.is_active
 
     def commit(self, result: ControllerResult[T]) -> T:

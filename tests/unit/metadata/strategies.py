@@ -18,6 +18,7 @@ from log_engine.metadata.records import (
     BrokerRegistrationChangeRecord,
     ConfigRecord,
     Endpoint,
+    FeatureLevelRecord,
     FenceBrokerRecord,
     MetadataRecord,
     NoOpRecord,
@@ -83,6 +84,7 @@ RECORDS: st.SearchStrategy[MetadataRecord] = st.one_of(
     st.builds(RemoveAccessControlEntryRecord, st.uuids()),
     st.builds(UserScramCredentialRecord, names, i8, st.binary(), st.binary(), st.binary(), i32),
     st.builds(RemoveUserScramCredentialRecord, names, i8),
+    st.builds(FeatureLevelRecord, names, i16),
     st.just(NoOpRecord()),
 )
 

@@ -50,6 +50,7 @@ def test_record_types_are_kafkas() -> None:
         8: "UnfenceBrokerRecord",
         9: "RemoveTopicRecord",
         11: "UserScramCredentialRecord",
+        12: "FeatureLevelRecord",
         15: "ProducerIdsRecord",
         17: "BrokerRegistrationChangeRecord",
         18: "AccessControlEntryRecord",
