@@ -15,8 +15,10 @@ connection's principal (its SASL user or ``User:CN=...`` certificate subject,
 - DESCRIBE: DescribeQuorum.
 
 A refused request is answered CLUSTER_AUTHORIZATION_FAILED (31), changes
-nothing, and is logged with the principal. The nodes themselves log in as a
-principal in ``super.users`` (or one granted CLUSTER_ACTION), as in Kafka.
+nothing, and is logged with the principal (once a minute for each principal and
+API, with how many were not logged: a refused broker retries every heartbeat).
+The nodes themselves log in as a principal in ``super.users`` (or one granted
+CLUSTER_ACTION), as in Kafka.
 """
 
 from __future__ import annotations
@@ -31,8 +33,10 @@ from log_engine.broker.security.scram_admin import cluster_refusal
 from log_engine.errors import ErrorCode
 from log_engine.protocol import ApiKey
 from log_engine.replication.quorum.translate import error_response
+from log_engine.throttled_log import ThrottledLog
 
 log = logging.getLogger(__name__)
+_refusals = ThrottledLog(log)
 
 _DENIED = int(ErrorCode.CLUSTER_AUTHORIZATION_FAILED)
 
@@ -112,7 +116,10 @@ def _guarded(api_key: ApiKey, operation: AclOperation, handler: Handler) -> Hand
             f"Principal {ctx.principal} does not have required {operation.name} "
             f"on the cluster for {api_key.name}"
         )
-        log.warning("controller listener: refused %s from %s: %s", api_key.name, ctx.peer, message)
+        _refusals.warning(
+            (ctx.principal, api_key),
+            "controller listener: refused %s from %s: %s", api_key.name, ctx.peer, message,
+        )  # fmt: skip
         return refusal(api_key, body, message)
 
     guarded.__name__ = f"guarded_{getattr(handler, '__name__', 'handler')}"
