@@ -4,6 +4,8 @@ a Kafka Connect user writes to reach it (Java's names: ``ssl.truststore.location
 
 from __future__ import annotations
 
+import socket
+import ssl
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -63,6 +65,18 @@ def listener_broker(root: Path, listener: str, **settings: str) -> Iterator[Brok
     ).start()
     yield process
     assert process.stop() == 0, process.log_text()
+
+
+def negotiated(port: int, context: ssl.SSLContext) -> tuple[str, str]:
+    """(TLS version, OpenSSL cipher name) that a real handshake with ``context`` to
+    ``127.0.0.1:port`` negotiates (the server's certificate names ``localhost``)."""
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
+        context.wrap_socket(raw, server_hostname="localhost") as tls,
+    ):
+        version, cipher = tls.version(), tls.cipher()
+        assert version is not None and cipher is not None
+        return version, cipher[0]
 
 
 def confluent_roundtrip(conf: dict[str, str], count: int = 5) -> list[bytes]:

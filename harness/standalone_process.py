@@ -122,6 +122,15 @@ class StandaloneProcess:
             f"the REST API did not answer within {START_TIMEOUT_S}s:\n{self.log_text()}"
         )
 
+    def wait_exit(self, timeout_s: float = 60) -> int | None:
+        """Wait for the process to end by itself (a worker that must not start); its
+        exit code, or ``None`` if it still runs after ``timeout_s``."""
+        assert self.process is not None
+        try:
+            return self.process.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
+
     def stop(self, sig: int = signal.SIGTERM) -> int:
         """SIGTERM: a clean shutdown; SIGKILL: a crash. Returns the exit code."""
         if self.process is None:

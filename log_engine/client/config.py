@@ -256,9 +256,9 @@ class ClientConfig(BaseModel):
         if config.security_protocol in ("SSL", "SASL_SSL"):
             # open the stores now: a wrong password or file is refused with the config
             # (a StoreError naming the key and file), not at the first connection
-            from log_engine.client.tls import client_context
+            from log_engine.client.security import ssl_context
 
-            client_context(config)
+            ssl_context(config)  # built once here, then shared by the connections
         elif config.ssl_enabled_protocols or config.ssl_protocol or config.ssl_cipher_suites:
             from log_engine.client.tls import tls_policy
 

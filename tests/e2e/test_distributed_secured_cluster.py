@@ -25,7 +25,6 @@ from harness.distributed_process import DistributedProcess, config_of, put_confi
 from harness.secured_broker import sasl_ssl_broker, sasl_ssl_client_props
 from harness.standalone_process import file_sink, file_source, read_lines, wait_for_rest
 from harness.tls_certs import TestCA
-from harness.wait import wait_for
 
 PASSWORD = "distributed-worker-secret"
 REST_USER, REST_PASSWORD = "alice", "alice-rest-secret"
@@ -133,10 +132,7 @@ def test_a_wrong_password_stops_the_worker_at_start(
     wrong = "not-the-" + PASSWORD
     worker = _worker(tmp_path / "w", secured_broker, ca, wrong, "denied").launch()
     try:
-        process = worker.process
-        assert process is not None
-        wait_for(lambda: process.poll() is not None, "the worker exits")
-        code = process.returncode
+        code = worker.wait_exit()
     finally:
         worker.close()
     text = worker.log_text()

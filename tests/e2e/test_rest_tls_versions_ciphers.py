@@ -8,14 +8,13 @@ what it refuses.
 
 from __future__ import annotations
 
-import socket
 import ssl
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from harness.secured_broker import negotiated
 from harness.standalone_process import StandaloneProcess
 from harness.tls_certs import Issued, TestCA
 
@@ -57,30 +56,20 @@ def worker(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stand
     assert code == 0, process.log_text()
 
 
-def _handshake(port: int, context: ssl.SSLContext) -> tuple[str, str]:
-    with (
-        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-        context.wrap_socket(raw, server_hostname="localhost") as tls,
-    ):
-        version, cipher = tls.version(), tls.cipher()
-        assert version is not None and cipher is not None
-        return version, cipher[0]
-
-
 def test_the_https_listener_negotiates_only_the_suite_and_version_set(
     worker: StandaloneProcess, pki: Pki
 ) -> None:
     assert worker.http.get("/connectors").status_code == 200
     trust = ssl.create_default_context(cafile=str(pki.ca.cert))
-    assert _handshake(worker.rest_port, trust) == ("TLSv1.2", SUITE_OPENSSL)
+    assert negotiated(worker.rest_port, trust) == ("TLSv1.2", SUITE_OPENSSL)
     tls13 = ssl.create_default_context(cafile=str(pki.ca.cert))
     tls13.minimum_version = ssl.TLSVersion.TLSv1_3
     with pytest.raises(ssl.SSLError):
-        _handshake(worker.rest_port, tls13)
+        negotiated(worker.rest_port, tls13)
     other = ssl.create_default_context(cafile=str(pki.ca.cert))
     other.set_ciphers("ECDHE-ECDSA-AES256-GCM-SHA384")
     with pytest.raises(ssl.SSLError):
-        _handshake(worker.rest_port, other)
+        negotiated(worker.rest_port, other)
 
 
 @pytest.mark.parametrize(
@@ -103,11 +92,7 @@ def test_a_bad_value_stops_the_worker(
         tmp_path / "worker", scheme="https", cacert=pki.ca.cert, **pki.worker_settings(**settings)
     ).launch()
     try:
-        assert worker.process is not None
-        deadline = time.monotonic() + 60
-        while worker.process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert worker.process.poll() not in (None, 0), worker.log_text()
+        assert worker.wait_exit() not in (None, 0), worker.log_text()
     finally:
         worker.stop()
         worker.close()

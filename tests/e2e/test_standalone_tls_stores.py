@@ -10,7 +10,6 @@ key store password stops the worker before it serves anything.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -116,11 +115,7 @@ def test_a_wrong_keystore_password_stops_the_worker(
 ) -> None:
     worker = _worker(tmp_path / "worker", broker, pki, "not-the-" + STORE_PASSWORD).launch()
     try:
-        assert worker.process is not None
-        deadline = time.monotonic() + 60
-        while worker.process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert worker.process.poll() not in (None, 0), worker.log_text()
+        assert worker.wait_exit() not in (None, 0), worker.log_text()
     finally:
         worker.close()
     log = worker.log_text()

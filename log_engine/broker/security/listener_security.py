@@ -145,7 +145,6 @@ class _Lookup:
 
 def _ssl_context(lookup: _Lookup) -> tuple[ssl.SSLContext, str]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.minimum_version = ssl.TLSVersion.TLSv1_2
     keys = StoreKeys(lookup.get, lookup.name)
     try:
         apply_tls_policy(context, keys)

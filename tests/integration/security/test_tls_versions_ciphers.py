@@ -9,7 +9,6 @@ refuses; Sluice's own client with the same keys is refused or served the same wa
 from __future__ import annotations
 
 import shutil
-import socket
 import ssl
 import subprocess
 import uuid
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from harness.broker_process import BrokerProcess, free_port
+from harness.secured_broker import negotiated
 from harness.tls_certs import TestCA
 from log_engine.client import SyncAdmin, SyncProducer
 from log_engine.client.security import SslAuthenticationError
@@ -65,17 +65,6 @@ def broker(pki: Pki, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Broke
     assert process.stop() == 0, process.log_text()
 
 
-def _handshake(port: int, context: ssl.SSLContext) -> tuple[str, str]:
-    """(version, OpenSSL cipher name) a real handshake with ``context`` negotiates."""
-    with (
-        socket.create_connection(("127.0.0.1", port), timeout=10) as raw,
-        context.wrap_socket(raw, server_hostname="localhost") as tls,
-    ):
-        version, cipher = tls.version(), tls.cipher()
-        assert version is not None and cipher is not None
-        return version, cipher[0]
-
-
 def _client(pki: Pki, **limits: ssl.TLSVersion) -> ssl.SSLContext:
     context = ssl.create_default_context(cafile=str(pki.ca.cert))
     for name, value in limits.items():
@@ -97,20 +86,20 @@ def _ours(broker_port: int, pki: Pki, **settings: str) -> dict[str, str]:
 
 def test_a_tls13_only_listener_refuses_a_tls12_client(broker: BrokerProcess, pki: Pki) -> None:
     with pytest.raises(ssl.SSLError):
-        _handshake(broker.port, _client(pki, maximum_version=ssl.TLSVersion.TLSv1_2))
-    version, _ = _handshake(broker.port, _client(pki))
+        negotiated(broker.port, _client(pki, maximum_version=ssl.TLSVersion.TLSv1_2))
+    version, _ = negotiated(broker.port, _client(pki))
     assert version == "TLSv1.3"
 
 
 def test_a_listener_with_one_suite_negotiates_it(broker: BrokerProcess, pki: Pki) -> None:
     port = broker.tls12_port  # type: ignore[attr-defined]
-    assert _handshake(port, _client(pki)) == ("TLSv1.2", SUITE_OPENSSL)
+    assert negotiated(port, _client(pki)) == ("TLSv1.2", SUITE_OPENSSL)
     other = _client(pki)
     other.set_ciphers(OTHER_SUITE_OPENSSL)
     with pytest.raises(ssl.SSLError):
-        _handshake(port, other)
+        negotiated(port, other)
     with pytest.raises(ssl.SSLError):  # TLS 1.3 is off on this listener
-        _handshake(port, _client(pki, minimum_version=ssl.TLSVersion.TLSv1_3))
+        negotiated(port, _client(pki, minimum_version=ssl.TLSVersion.TLSv1_3))
 
 
 def test_our_client_applies_the_same_keys(broker: BrokerProcess, pki: Pki) -> None:
